@@ -1,0 +1,92 @@
+"""Hyperparameters of a DEN model (what a saved model carries with it)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from den.model.calibration import KEYPOINT_PLACEMENTS, MONOTONICITIES
+
+HEADS = ("binary", "multiclass")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """Architecture of DEN; defaults are the paper's appendix B.
+
+    Attributes:
+        head: "binary" (embedding eq. 2, Deep Sets classifier eq. 3) or "multiclass"
+            (embedding eq. 4 with a label encoding v(y), matching head eq. 5).
+        order: dependency order r (remark 1), 1..8.
+        n_keypoints: K, keypoints of each feature's PLF.
+        keypoint_placement: "uniform" over the feature's domain (paper) or "quantile".
+        monotonicity: "none" or "increasing" for every PLF.
+        use_calibration: False builds "DEN w/o PLF": features only mapped onto [0, 1].
+        h_units: hidden layers of h (ReLU); ``embedding_dim`` is its linear output.
+        embedding_dim: output size of h.
+        phi_units: hidden layers of phi (ReLU), then a linear layer of the last width;
+            that linear layer commutes with mean pooling and is applied after it.
+        psi_units: hidden layers of psi (ReLU) followed by one logit (binary head only).
+        max_classes: most classes a multiclass model predicts (rows of v).
+        label_dim: m, size of the label encoding v(y) (multiclass).
+        seed: initialisation seed, and the seed of the tuple subsets when d^r > d^2.
+    """
+
+    head: str = "binary"
+    order: int = 2
+    n_keypoints: int = 10
+    keypoint_placement: str = "uniform"
+    monotonicity: str = "none"
+    use_calibration: bool = True
+    h_units: tuple[int, ...] = (16, 16, 16)
+    embedding_dim: int = 16
+    phi_units: tuple[int, ...] = (64, 64, 64)
+    psi_units: tuple[int, ...] = (64, 64, 64, 64)
+    max_classes: int = 10
+    label_dim: int = 8
+    seed: int = 91620
+
+    def __post_init__(self):
+        problems = []
+        if self.head not in HEADS:
+            problems.append(f"head must be one of {HEADS}, got {self.head!r}")
+        if not 1 <= self.order <= 8:
+            problems.append(f"order (dependency order r) must be in 1..8, got {self.order}")
+        if self.n_keypoints < 2:
+            problems.append(f"n_keypoints must be >= 2, got {self.n_keypoints}")
+        if self.keypoint_placement not in KEYPOINT_PLACEMENTS:
+            problems.append(f"keypoint_placement must be one of {KEYPOINT_PLACEMENTS}, "
+                            f"got {self.keypoint_placement!r}")
+        if self.monotonicity not in MONOTONICITIES:
+            problems.append(f"monotonicity must be one of {MONOTONICITIES}, got {self.monotonicity!r}")
+        for name in ("h_units", "phi_units", "psi_units"):
+            units = getattr(self, name)
+            if len(units) < 1 or any(int(u) < 1 for u in units):
+                problems.append(f"{name} must be a non-empty list of positive sizes, got {units}")
+        if self.embedding_dim < 1 or self.label_dim < 1:
+            problems.append("embedding_dim and label_dim must be >= 1")
+        if self.max_classes < 2:
+            problems.append(f"max_classes must be >= 2, got {self.max_classes}")
+        if problems:
+            raise ValueError("invalid DEN model config: " + "; ".join(problems))
+        for name in ("h_units", "phi_units", "psi_units"):
+            object.__setattr__(self, name, tuple(int(u) for u in getattr(self, name)))
+
+    @property
+    def n_classes_supported(self) -> int:
+        """Largest number of classes a task may have for this model."""
+        return 2 if self.head == "binary" else self.max_classes
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        for name in ("h_units", "phi_units", "psi_units"):
+            out[name] = list(out[name])
+        return out
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> ModelConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown DEN model config keys {unknown}; known keys: {sorted(known)}")
+        return cls(**values)

@@ -1,0 +1,211 @@
+"""The task-independent blocks of DEN: distribution embedding and classifier (section 4).
+
+Shapes used throughout:
+    n      rows (support or query), d features, r dependency order,
+    T      feature tuples (``den.model.tuples.feature_tuples``), shape (T, r),
+    E      output size of h, S size of one tuple's embedding s^{t},
+    P      width of phi, L number of classes of the task.
+
+Binary head (eq. 2 and 3):
+    s^t   = (mean_{y=0} h(z^t), mean_{y=1} h(z^t), mean y)           S = 2E + 1
+    logit = psi( mean_t phi([z^t, s^t]) )
+Multiclass head (eq. 4 and 5):
+    s^t   = mean_i h([z_i^t, v(y_i)])                                S = E
+    Phi~(z) = mean_t phi([z^t, s^t]);  q_k = Phi~(z) . mean_{i: y_i = k} Phi~(z_i)
+
+Mean pooling over tuples (appendix B) keeps the scale independent of d. phi's first layer
+acts on [z^t, s^t]; s^t is the same for every query row, so its part (s^t W_s + b) is
+computed once per tuple, not once per row. phi's last layer is linear and commutes with
+the mean, so it is applied after pooling. Both are exact rewrites of the paper's model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from den._tf import tf
+from den.model.config import ModelConfig
+
+# Score given to a class that has no row in the support set (multiclass head).
+ABSENT_CLASS_LOGIT = -1e9
+
+
+def _glorot(rng: np.random.Generator, n_in: int, n_out: int) -> np.ndarray:
+    limit = np.sqrt(6.0 / (n_in + n_out))
+    return rng.uniform(-limit, limit, size=(n_in, n_out)).astype(np.float32)
+
+
+class _Dense(tf.Module):
+    """y = x W + b on the last axis, optionally ReLU (2-d inputs keep TF's fused kernels)."""
+
+    def __init__(self, rng, n_in, n_out, relu, name):
+        super().__init__(name=name)
+        self.kernel = tf.Variable(_glorot(rng, n_in, n_out), name=f"{name}_kernel")
+        self.bias = tf.Variable(np.zeros(n_out, np.float32), name=f"{name}_bias")
+        self.relu = relu
+
+    def __call__(self, x):
+        shape = tf.shape(x)
+        flat = tf.reshape(x, [-1, self.kernel.shape[0]])
+        out = tf.nn.bias_add(tf.matmul(flat, self.kernel), self.bias)
+        if self.relu:
+            out = tf.nn.relu(out)
+        return tf.reshape(out, tf.concat([shape[:-1], [self.kernel.shape[1]]], axis=0))
+
+
+class DENNetwork(tf.Module):
+    """Embedding block h (and v) plus classifier block phi, psi; shared by all tasks."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__(name="den")
+        self.config = config
+        rng = np.random.default_rng(config.seed)
+        r, e = config.order, config.embedding_dim
+        binary = config.head == "binary"
+        self.tuple_dim = 2 * e + 1 if binary else e
+        with self.name_scope:
+            # h: first layer split into its z part and (multiclass) its v(y) part.
+            h0 = config.h_units[0]
+            self.h_z = tf.Variable(_glorot(rng, r, h0), name="h_z")
+            self.h_b = tf.Variable(np.zeros(h0, np.float32), name="h_b")
+            if not binary:
+                self.label_encoding = tf.Variable(
+                    rng.normal(0.0, 1.0, (config.max_classes, config.label_dim)).astype(np.float32),
+                    name="label_encoding")
+                self.h_v = tf.Variable(_glorot(rng, config.label_dim, h0), name="h_v")
+            sizes = list(config.h_units)
+            self.h_layers = [_Dense(rng, a, b, True, f"h{i + 1}") for i, (a, b) in
+                             enumerate(zip(sizes[:-1], sizes[1:]))]
+            self.h_out = _Dense(rng, sizes[-1], e, False, "h_out")
+            # phi: first layer split into its z part (per row) and s part (per tuple).
+            p = list(config.phi_units)
+            self.phi_z = tf.Variable(_glorot(rng, r, p[0]), name="phi_z")
+            self.phi_s = tf.Variable(_glorot(rng, self.tuple_dim, p[0]), name="phi_s")
+            self.phi_b = tf.Variable(np.zeros(p[0], np.float32), name="phi_b")
+            self.phi_layers = [_Dense(rng, a, b, True, f"phi{i + 1}") for i, (a, b) in
+                               enumerate(zip(p[:-1], p[1:]))]
+            self.phi_out = _Dense(rng, p[-1], p[-1], False, "phi_out")
+            q = [p[-1]] + list(config.psi_units)
+            self.psi_layers = [_Dense(rng, a, b, True, f"psi{i}") for i, (a, b) in
+                               enumerate(zip(q[:-1], q[1:]))]
+            self.psi_out = _Dense(rng, q[-1], 1, False, "psi_out")
+
+    # -- embedding block ---------------------------------------------------------------
+    def _h(self, z_tuples, label_part=None):
+        """h on (n, T, r) tuples (plus an (n, 1, H0) label term) -> (n, T, E)."""
+        n, t = tf.shape(z_tuples)[0], tf.shape(z_tuples)[1]
+        a = tf.reshape(tf.matmul(tf.reshape(z_tuples, [-1, self.config.order]), self.h_z),
+                       [n, t, -1]) + self.h_b
+        if label_part is not None:
+            a = a + label_part
+        a = tf.nn.relu(a)
+        for layer in self.h_layers:
+            a = layer(a)
+        return self.h_out(a)
+
+    def embedding(self, z_support, y_support, tuples):
+        """Distribution embedding s of the support set.
+
+        Args:
+            z_support: (n, d) float32 calibrated support features.
+            y_support: (n,) int32 labels in 0..L-1.
+            tuples: (T, r) int32 feature tuples.
+
+        Returns:
+            (T, S) float32, one embedding s^t per tuple.
+        """
+        z_t = tf.gather(z_support, tuples, axis=1)  # (n, T, r)
+        if self.config.head == "binary":
+            hz = self._h(z_t)  # (n, T, E)
+            y1 = tf.cast(y_support, tf.float32)
+            y0 = 1.0 - y1
+            s1 = tf.math.divide_no_nan(tf.tensordot(y1, hz, axes=[[0], [0]]), tf.reduce_sum(y1))
+            s0 = tf.math.divide_no_nan(tf.tensordot(y0, hz, axes=[[0], [0]]), tf.reduce_sum(y0))
+            ybar = tf.fill([tf.shape(tuples)[0], 1], tf.reduce_mean(y1))
+            return tf.concat([s0, s1, ybar], axis=1)
+        v = tf.gather(self.label_encoding, y_support)  # (n, m)
+        label_part = tf.matmul(v, self.h_v)[:, None, :]  # (n, 1, H0)
+        return tf.reduce_mean(self._h(z_t, label_part), axis=0)
+
+    # -- classification block -----------------------------------------------------------
+    def tuple_bias(self, s):
+        """The s-part of phi's first layer, once per tuple: (T, S) -> (T, P0)."""
+        return tf.matmul(s, self.phi_s) + self.phi_b
+
+    def pooled(self, z, bias, tuples):
+        """Phi~(z, s) = mean over tuples of phi([z^t, s^t]).
+
+        Args:
+            z: (n, d) calibrated features.
+            bias: (T, P0) from ``tuple_bias``.
+            tuples: (T, r).
+
+        Returns:
+            (n, P) float32.
+        """
+        n, t = tf.shape(z)[0], tf.shape(tuples)[0]
+        z_t = tf.reshape(tf.gather(z, tuples, axis=1), [-1, self.config.order])  # (n*T, r)
+        a = tf.reshape(tf.matmul(z_t, self.phi_z), [n, t, -1]) + bias
+        a = tf.reshape(tf.nn.relu(a), [n * t, -1])
+        for layer in self.phi_layers:
+            a = layer(a)
+        a = tf.reduce_mean(tf.reshape(a, [n, t, -1]), axis=1)
+        return self.phi_out(a)
+
+    def context(self, z_support, y_support, tuples, n_classes):
+        """Everything the query rows need from the support set, computed once.
+
+        Returns:
+            dict with "bias" (T, P0) and, for the multiclass head, "prototypes" (L, P)
+            and "present" (L,) bool (classes with at least one support row).
+        """
+        s = self.embedding(z_support, y_support, tuples)
+        bias = self.tuple_bias(s)
+        if self.config.head == "binary":
+            return {"bias": bias}
+        support_embed = self.pooled(z_support, bias, tuples)  # (n, P)
+        onehot = tf.one_hot(y_support, n_classes, dtype=tf.float32)  # (n, L)
+        counts = tf.reduce_sum(onehot, axis=0)
+        prototypes = tf.math.divide_no_nan(tf.matmul(onehot, support_embed, transpose_a=True),
+                                           counts[:, None])
+        return {"bias": bias, "prototypes": prototypes, "present": counts > 0}
+
+    def query_logits(self, z_query, context, tuples):
+        """Logits of query rows given a support ``context``.
+
+        Returns:
+            binary head: (n,) logit of class 1; multiclass head: (n, L) class scores q_k.
+        """
+        pooled = self.pooled(z_query, context["bias"], tuples)
+        if self.config.head == "binary":
+            a = pooled
+            for layer in self.psi_layers:
+                a = layer(a)
+            return self.psi_out(a)[:, 0]
+        scores = tf.matmul(pooled, context["prototypes"], transpose_b=True)
+        return tf.where(context["present"][None, :], scores, ABSENT_CLASS_LOGIT)
+
+    def logits(self, z_query, z_support, y_support, tuples, n_classes):
+        """Support embedding then query logits in one call (training)."""
+        return self.query_logits(z_query, self.context(z_support, y_support, tuples, n_classes),
+                                 tuples)
+
+    # -- weights ------------------------------------------------------------------------
+    def weights_dict(self) -> dict[str, np.ndarray]:
+        """All weights by their variable path (stable across builds of one config)."""
+        return {_var_key(v): v.numpy() for v in self.variables}
+
+    def set_weights_dict(self, weights: dict[str, np.ndarray]) -> None:
+        own = {_var_key(v): v for v in self.variables}
+        missing, extra = sorted(set(own) - set(weights)), sorted(set(weights) - set(own))
+        if missing or extra:
+            raise ValueError(f"weights do not fit this DEN config: missing {missing}, unexpected {extra}")
+        for key, var in own.items():
+            if tuple(var.shape) != tuple(weights[key].shape):
+                raise ValueError(f"weight {key}: expected shape {tuple(var.shape)}, "
+                                 f"got {tuple(weights[key].shape)}")
+            var.assign(weights[key])
+
+
+def _var_key(var) -> str:
+    return var.name.split(":")[0]

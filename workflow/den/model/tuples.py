@@ -1,0 +1,48 @@
+"""Feature tuples of dependency order r (the index sets t_1..t_r of the paper, remark 1)."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+import numpy as np
+
+
+@functools.lru_cache(maxsize=256)
+def feature_tuples(n_features: int, order: int, seed: int) -> np.ndarray:
+    """Index tuples over which the embedding and the Deep Sets classifier pool.
+
+    All of [d]^r, enumerated in lexicographic order, when d^r <= d^2 (always for r <= 2).
+    Otherwise a fixed random subset of d^2 distinct tuples, drawn with ``seed`` (the
+    paper's appendix D), sorted lexicographically. The same array serves the support
+    (embedding) branch and the query (classifier) branch of one task.
+
+    Args:
+        n_features: d >= 1, the number of features of the task.
+        order: r >= 1, the dependency order.
+        seed: the run's seed; only used when sampling.
+
+    Returns:
+        int32 array of shape (T, r), T = min(d^r, d^2), read-only.
+    """
+    if n_features < 1:
+        raise ValueError(f"a task needs at least one feature, got n_features={n_features}")
+    if order < 1:
+        raise ValueError(f"the dependency order r must be >= 1, got {order}")
+    d, r = int(n_features), int(order)
+    budget = d * d
+    if d**r <= budget:
+        out = np.array(list(itertools.product(range(d), repeat=r)), dtype=np.int32)
+    else:
+        rng = np.random.default_rng([int(seed), d, r])
+        chosen: set[tuple[int, ...]] = set()
+        while len(chosen) < budget:
+            draw = rng.integers(0, d, size=(budget, r))
+            for row in map(tuple, draw.tolist()):
+                chosen.add(row)
+                if len(chosen) == budget:
+                    break
+        out = np.array(sorted(chosen), dtype=np.int32)
+    out = out.reshape(-1, r)
+    out.setflags(write=False)
+    return out
