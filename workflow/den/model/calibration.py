@@ -125,8 +125,6 @@ class Calibration(tf.Module):
                 dtype=tf.float32,
             )
             self.layer.build((None, self.n_features))
-        self._left = tf.constant(grid[:-1], tf.float32)
-        self._lengths = tf.constant(np.diff(grid), tf.float32)
 
     @property
     def variables_to_train(self) -> list[tf.Variable]:
@@ -145,16 +143,38 @@ class Calibration(tf.Module):
             (n, C) float32 calibrated features z in [0, 1].
         """
         kernel = self.layer.kernel  # (K, F): bias row, then segment heights
-        missing_out = self.layer.missing_output[0]  # (F,)
+        missing_output = self.layer.missing_output[0]  # (F,)
         if feature_index is not None:
             kernel = tf.gather(kernel, feature_index, axis=1)
-            missing_out = tf.gather(missing_out, feature_index)
-        is_missing = tf.math.is_nan(unit_x)
-        clean = tf.where(is_missing, tf.zeros_like(unit_x), unit_x)
-        weights = tfl.pwl_calibration_lib.compute_interpolation_weights(
-            clean[..., None], self._left, self._lengths)  # (n, C, K)
-        calibrated = tf.reduce_sum(weights * tf.transpose(kernel), axis=-1)
-        return tf.where(is_missing, missing_out[None, :], calibrated)
+            missing_output = tf.gather(missing_output, feature_index)
+        return calibrate(unit_x, kernel, missing_output)
+
+    def parameters(self) -> tuple[tf.Tensor, tf.Tensor]:
+        """(kernel (K, F), missing_output (F,)): what ``calibrate`` takes."""
+        return self.layer.kernel, self.layer.missing_output[0]
+
+
+def calibrate(unit_x: tf.Tensor, kernel: tf.Tensor, missing_output: tf.Tensor) -> tf.Tensor:
+    """Evaluate PLFs given their parameters (pure function; traced once for all tasks).
+
+    Args:
+        unit_x: (n, C) float32 output of ``to_unit``, NaN where missing.
+        kernel: (K, C) PWLCalibration kernel: row 0 the output at the first keypoint,
+            rows 1.. the output increments over the K - 1 uniform segments of [0, 1].
+        missing_output: (C,) output for a missing value.
+
+    Returns:
+        (n, C) float32 calibrated features.
+    """
+    k = kernel.shape[0] if kernel.shape[0] is not None else tf.shape(kernel)[0]
+    grid = tf.linspace(0.0, 1.0, k)
+    left, lengths = grid[:-1], grid[1:] - grid[:-1]
+    is_missing = tf.math.is_nan(unit_x)
+    clean = tf.where(is_missing, tf.zeros_like(unit_x), unit_x)
+    weights = tfl.pwl_calibration_lib.compute_interpolation_weights(
+        clean[..., None], left, lengths)  # (n, C, K)
+    calibrated = tf.reduce_sum(weights * tf.transpose(kernel), axis=-1)
+    return tf.where(is_missing, missing_output[None, :], calibrated)
 
 
 def impute_unit(unit_x: tf.Tensor) -> tf.Tensor:

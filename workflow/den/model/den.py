@@ -1,0 +1,182 @@
+"""A DEN model: its hyperparameters, its task-independent blocks, compiled forward passes,
+and saving/loading to one file.
+
+The task-dependent calibration block is not part of a saved model: every task gets its
+own (``den.model.task_model.TaskModel``). The compiled functions here take the
+calibration's parameters as tensors, so one trace serves every task and every feature
+count d (all shapes are dynamic).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from den._tf import tf
+from den.errors import DENModelError
+from den.model.calibration import Calibration, calibrate, impute_unit
+from den.model.config import ModelConfig
+from den.model.network import DENNetwork
+from den.model.tuples import feature_tuples
+
+FORMAT = "den-model-v1"
+_CONFIG_KEY = "__den_config__"
+_FORMAT_KEY = "__den_format__"
+_META_KEY = "__den_metadata__"
+
+_F32 = tf.TensorSpec([None, None], tf.float32)
+
+
+class DEN:
+    """Pre-trained (or freshly initialised) DEN.
+
+    Attributes:
+        config: ``ModelConfig``.
+        network: ``DENNetwork`` (h, v, phi, psi), shared by all tasks.
+        metadata: free-form JSON-able dict saved with the model (e.g. what it was
+            pre-trained on).
+    """
+
+    def __init__(self, config: ModelConfig | None = None, network: DENNetwork | None = None,
+                 metadata: dict | None = None):
+        self.config = config or ModelConfig()
+        self.network = network or DENNetwork(self.config)
+        self.metadata = dict(metadata or {})
+        self._compile()
+
+    # -- pieces shared by pre-training, fine-tuning and prediction ----------------------
+    def tuples(self, n_features: int) -> np.ndarray:
+        """(T, r) feature tuples of a task with ``n_features`` features."""
+        return feature_tuples(n_features, self.config.order, self.config.seed)
+
+    def new_calibration(self, n_features: int, name: str = "calibration") -> Calibration:
+        """A fresh calibration block (identity PLFs) for ``n_features`` features."""
+        return Calibration(n_features, self.config.n_keypoints, self.config.monotonicity, name=name)
+
+    def transform(self, unit_x, kernel, missing_output):
+        """Covariate transformation block: PLFs, or (w/o PLF) only imputation of NaN."""
+        if self.config.use_calibration:
+            return calibrate(unit_x, kernel, missing_output)
+        return impute_unit(unit_x)
+
+    def loss(self, logits, y_query, n_classes):
+        """Mean cross-entropy of query logits.
+
+        Args:
+            logits: (n,) binary logits or (n, L) class scores.
+            y_query: (n,) int32 labels. Multiclass rows whose class has no support row
+                (score ``ABSENT_CLASS_LOGIT``) are left out of the mean.
+            n_classes: L (multiclass).
+
+        Returns:
+            scalar float32.
+        """
+        if self.config.head == "binary":
+            labels = tf.cast(y_query, tf.float32)
+            return tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits))
+        picked = tf.gather(logits, y_query, axis=1, batch_dims=1)
+        weight = tf.cast(picked > 0.5 * float(-1e9), tf.float32)
+        per_row = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y_query, logits=logits)
+        per_row = tf.where(weight > 0, per_row, 0.0)
+        return tf.math.divide_no_nan(tf.reduce_sum(per_row), tf.reduce_sum(weight))
+
+    # -- compiled entry points ----------------------------------------------------------
+    def _compile(self):
+        net = self.network
+        binary = self.config.head == "binary"
+        p = self.config.phi_units[-1]
+
+        @tf.function(input_signature=[_F32, tf.TensorSpec([None], tf.int32), _F32,
+                                      tf.TensorSpec([None], tf.float32),
+                                      tf.TensorSpec([None, None], tf.int32),
+                                      tf.TensorSpec([], tf.int32)], reduce_retracing=True)
+        def context(unit_support, y_support, kernel, missing_output, tuples, n_classes):
+            z = self.transform(unit_support, kernel, missing_output)
+            ctx = net.context(z, y_support, tuples, n_classes)
+            if binary:
+                return ctx["bias"], tf.zeros([0, p]), tf.zeros([0], tf.bool)
+            return ctx["bias"], ctx["prototypes"], ctx["present"]
+
+        @tf.function(input_signature=[_F32, _F32, tf.TensorSpec([None], tf.float32), _F32, _F32,
+                                      tf.TensorSpec([None], tf.bool),
+                                      tf.TensorSpec([None, None], tf.int32)], reduce_retracing=True)
+        def query(unit_query, kernel, missing_output, bias, prototypes, present, tuples):
+            z = self.transform(unit_query, kernel, missing_output)
+            ctx = {"bias": bias, "prototypes": prototypes, "present": present}
+            return net.query_logits(z, ctx, tuples)
+
+        @tf.function(input_signature=[_F32, tf.TensorSpec([None], tf.int32), _F32,
+                                      tf.TensorSpec([None], tf.int32), _F32,
+                                      tf.TensorSpec([None], tf.float32),
+                                      tf.TensorSpec([None, None], tf.int32),
+                                      tf.TensorSpec([], tf.int32)], reduce_retracing=True)
+        def calibration_gradients(unit_query, y_query, unit_support, y_support, kernel,
+                                  missing_output, tuples, n_classes):
+            with tf.GradientTape() as tape:
+                tape.watch([kernel, missing_output])
+                z_q = self.transform(unit_query, kernel, missing_output)
+                z_s = self.transform(unit_support, kernel, missing_output)
+                logits = net.logits(z_q, z_s, y_support, tuples, n_classes)
+                loss = self.loss(logits, y_query, n_classes)
+            grads = tape.gradient(loss, [kernel, missing_output])
+            return loss, grads[0], grads[1]
+
+        self.context_fn = context
+        self.query_fn = query
+        self.calibration_gradients_fn = calibration_gradients
+
+    # -- persistence --------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the model (config, metadata and weights) to one ``.npz`` file, atomically.
+
+        Returns:
+            the path written.
+        """
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        arrays = dict(self.network.weights_dict())
+        arrays[_FORMAT_KEY] = np.array(FORMAT)
+        arrays[_CONFIG_KEY] = np.array(json.dumps(self.config.to_dict()))
+        arrays[_META_KEY] = np.array(json.dumps(self.metadata))
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                np.savez(handle, **arrays)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> DEN:
+        """Read a model written by ``save``.
+
+        Raises:
+            DENModelError: the path does not exist or is not a DEN model file.
+        """
+        path = Path(path)
+        hint = "pre-train one with `python -m den pretrain` or check the path"
+        if not path.is_file():
+            raise DENModelError(f"DEN model {str(path)!r} does not exist; {hint}")
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+        except Exception as err:  # zip/npy errors come in many types
+            raise DENModelError(f"DEN model {str(path)!r} is not readable as a DEN model file "
+                                f"({type(err).__name__}: {err}); {hint}") from err
+        if str(arrays.pop(_FORMAT_KEY, "")) != FORMAT:
+            raise DENModelError(f"{str(path)!r} is not a {FORMAT} file; {hint}")
+        try:
+            config = ModelConfig.from_dict(json.loads(str(arrays.pop(_CONFIG_KEY))))
+            metadata = json.loads(str(arrays.pop(_META_KEY, "{}")))
+            model = cls(config, metadata=metadata)
+            model.network.set_weights_dict(arrays)
+        except (ValueError, KeyError, TypeError) as err:
+            raise DENModelError(f"DEN model {str(path)!r} is damaged or from an incompatible "
+                                f"version: {err}") from err
+        return model

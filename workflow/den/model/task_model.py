@@ -1,0 +1,127 @@
+"""DEN adapted to one task: the task's keypoints, its calibration block and its support set.
+
+Prediction follows section 4.4 of the paper: the distribution embedding (and, for the
+multiclass head, the class prototypes) is computed once from the whole support set, then
+query rows are transformed and scored in chunks of ``chunk_rows``, so memory stays bounded
+however many query rows there are.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from den._tf import tf
+from den.errors import DENInputError
+from den.model.calibration import fit_keypoints, to_unit
+from den.model.den import DEN
+
+DEFAULT_CHUNK_ROWS = 1024
+
+
+class TaskModel:
+    """A pre-trained DEN plus everything task-dependent.
+
+    Attributes:
+        den: the shared ``DEN``; its network is never modified here.
+        keypoints: (d, K) keypoints of the task's features (raw units).
+        calibration: the task's ``Calibration`` of d features (identity at start).
+        unit_support: (n, d) float32 support features mapped onto [0, 1] (NaN = missing).
+        y_support: (n,) int32 support labels in 0..L-1.
+        n_classes: L.
+        tuples: (T, r) int32 feature tuples of this task.
+    """
+
+    def __init__(self, den: DEN, x_support: np.ndarray, y_support: np.ndarray,
+                 n_classes: int | None = None, *, x_unlabeled: np.ndarray | None = None):
+        """
+        Args:
+            den: pre-trained model.
+            x_support: (n, d) raw support features, NaN = missing.
+            y_support: (n,) labels in 0..L-1.
+            n_classes: L (default: max label + 1).
+            x_unlabeled: optional (m, d) raw rows without labels (e.g. the query set);
+                they only widen the keypoints' span of each feature's domain.
+        """
+        self.den = den
+        x_support = np.asarray(x_support, dtype=np.float64)
+        y_support = np.asarray(y_support)
+        if x_support.ndim != 2 or x_support.shape[1] < 1:
+            raise DENInputError(f"support features must be a 2-d array with at least one column, "
+                                f"got shape {x_support.shape}")
+        if y_support.shape != (x_support.shape[0],):
+            raise DENInputError(f"{x_support.shape[0]} support rows but {y_support.shape} labels")
+        self.n_classes = int(n_classes if n_classes is not None else y_support.max() + 1)
+        if self.n_classes > den.config.n_classes_supported:
+            raise DENInputError(f"the task has {self.n_classes} classes but this DEN model "
+                                f"({den.config.head} head) supports at most "
+                                f"{den.config.n_classes_supported}")
+        span = x_support if x_unlabeled is None else np.vstack(
+            [x_support, np.asarray(x_unlabeled, dtype=np.float64)])
+        self.keypoints = fit_keypoints(span, den.config.n_keypoints, den.config.keypoint_placement)
+        self.unit_support = to_unit(x_support, self.keypoints)
+        self.y_support = y_support.astype(np.int32)
+        self.calibration = den.new_calibration(x_support.shape[1])
+        self.tuples = den.tuples(x_support.shape[1])
+        self._context = None
+
+    @property
+    def n_features(self) -> int:
+        return int(self.keypoints.shape[0])
+
+    def calibration_parameters(self):
+        """(kernel (K, d), missing_output (d,)) tensors of the task's calibration."""
+        return self.calibration.parameters()
+
+    def invalidate(self) -> None:
+        """Forget the cached support context (call after the calibration changes)."""
+        self._context = None
+
+    def context(self):
+        """(bias, prototypes, present) from the whole support set, cached."""
+        if self._context is None:
+            kernel, missing = self.calibration_parameters()
+            self._context = self.den.context_fn(
+                tf.constant(self.unit_support), tf.constant(self.y_support), kernel, missing,
+                tf.constant(self.tuples), tf.constant(self.n_classes, tf.int32))
+        return self._context
+
+    def predict_logits(self, x_query: np.ndarray, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> np.ndarray:
+        """Scores of query rows.
+
+        Args:
+            x_query: (m, d) raw query features.
+            chunk_rows: rows scored per call (bounds memory: about chunk_rows x T x 64
+                floats live at once).
+
+        Returns:
+            binary head: (m,) logits of class 1; multiclass: (m, L) class scores.
+        """
+        x_query = np.asarray(x_query)
+        if x_query.ndim != 2 or x_query.shape[1] != self.n_features:
+            raise DENInputError(f"query features must have {self.n_features} columns like the "
+                                f"support set, got shape {x_query.shape}")
+        if chunk_rows < 1:
+            raise DENInputError(f"chunk_rows must be >= 1, got {chunk_rows}")
+        kernel, missing = self.calibration_parameters()
+        bias, prototypes, present = self.context()
+        tuples = tf.constant(self.tuples)
+        binary = self.den.config.head == "binary"
+        out = np.empty((x_query.shape[0],) if binary else (x_query.shape[0], self.n_classes),
+                       np.float32)
+        for start in range(0, x_query.shape[0], chunk_rows):
+            unit = to_unit(x_query[start:start + chunk_rows], self.keypoints)
+            logits = self.den.query_fn(tf.constant(unit), kernel, missing, bias, prototypes,
+                                       present, tuples).numpy()
+            out[start:start + len(unit)] = logits if binary else logits[:, :self.n_classes]
+        return out
+
+    def predict_proba(self, x_query: np.ndarray, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> np.ndarray:
+        """(m, L) class probabilities of query rows (L = 2 for the binary head)."""
+        logits = self.predict_logits(x_query, chunk_rows)
+        if self.den.config.head == "binary":
+            p1 = 1.0 / (1.0 + np.exp(-logits.astype(np.float64)))
+            return np.stack([1.0 - p1, p1], axis=1)
+        z = logits.astype(np.float64)
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)

@@ -1,0 +1,236 @@
+"""Episodic pre-training of DEN over a list of tasks (section 4.4 of the paper).
+
+Each step samples a task, C of its covariates and two disjoint batches: the support batch B
+gives the distribution embedding, the loss is taken on the query batch A. Every task has
+its own calibration block during pre-training (all kept in one lattice layer, indexed by
+a global feature number); the embedding and classifier blocks are shared and are what a
+saved model carries.
+
+A run with ``checkpoint_dir`` saves a checkpoint every ``checkpoint_every`` steps (and when
+interrupted); running it again with the same tasks and settings resumes where it stopped.
+Step ``i`` draws its episode from ``numpy.random.default_rng([seed, i])``, so a resumed run
+sees the same episodes as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from den._tf import tf, tf_keras
+from den.data.tasks import Task
+from den.errors import DENError, DENInputError
+from den.model.calibration import fit_keypoints, impute_unit, to_unit
+from den.model.config import ModelConfig
+from den.model.den import DEN
+from den.progress import Progress
+from den.train.episodes import sample_episode
+
+_F32 = tf.TensorSpec([None, None], tf.float32)
+_I32 = tf.TensorSpec([None], tf.int32)
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainConfig:
+    """Settings of a pre-training run (defaults: the paper's appendix B).
+
+    Attributes:
+        steps: gradient steps.
+        query_rows: size of batch A (the loss).
+        support_rows: size of batch B (the embedding).
+        support_rows_min: if set, B's size is drawn uniformly from
+            [support_rows_min, support_rows] each step (closer to small support sets).
+        covariates_min, covariates_max: C, the number of covariates sampled per step, is
+            drawn uniformly from [covariates_min, min(d, covariates_max)].
+        learning_rate: Adam's learning rate.
+        seed: seed of the episodes.
+        checkpoint_every: steps between checkpoints (with ``checkpoint_dir``).
+    """
+
+    steps: int = 10000
+    query_rows: int = 256
+    support_rows: int = 256
+    support_rows_min: int | None = None
+    covariates_min: int = 1
+    covariates_max: int = 25
+    learning_rate: float = 1e-3
+    seed: int = 0
+    checkpoint_every: int = 500
+
+    def __post_init__(self):
+        problems = []
+        for name in ("steps", "query_rows", "support_rows", "covariates_min", "covariates_max",
+                     "checkpoint_every"):
+            if getattr(self, name) < 1:
+                problems.append(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.support_rows_min is not None and not 1 <= self.support_rows_min <= self.support_rows:
+            problems.append(f"support_rows_min must be in 1..support_rows, got {self.support_rows_min}")
+        if self.covariates_min > self.covariates_max:
+            problems.append("covariates_min must be <= covariates_max")
+        if not self.learning_rate > 0:
+            problems.append(f"learning_rate must be > 0, got {self.learning_rate}")
+        if problems:
+            raise ValueError("invalid pre-training config: " + "; ".join(problems))
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _check_tasks(tasks: list[Task], config: ModelConfig) -> None:
+    if not tasks:
+        raise DENInputError("pre-training needs at least one task")
+    for task in tasks:
+        if task.n_rows < 4:
+            raise DENInputError(f"task {task.name!r} has {task.n_rows} rows; pre-training needs >= 4")
+        counts = np.bincount(task.y)
+        if np.count_nonzero(counts) < 2:
+            raise DENInputError(f"task {task.name!r} has a single class; pre-training needs >= 2")
+        if task.n_classes > config.n_classes_supported:
+            raise DENInputError(
+                f"task {task.name!r} has {task.n_classes} classes but the model's {config.head} "
+                f"head supports {config.n_classes_supported}; use head 'multiclass' with "
+                f"max_classes >= {task.n_classes}")
+
+
+def _fingerprint(tasks: list[Task], model_config: ModelConfig, config: PretrainConfig) -> dict:
+    settings = config.to_dict()
+    for name in ("steps", "checkpoint_every"):  # may change between runs of one checkpoint
+        settings.pop(name)
+    return {"model": model_config.to_dict(), "pretrain": settings,
+            "tasks": [[t.name, t.n_rows, t.n_features, t.n_classes] for t in tasks]}
+
+
+def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
+             config: PretrainConfig | None = None, *, checkpoint_dir: str | Path | None = None,
+             progress: TextIO | None = sys.stderr) -> DEN:
+    """Pre-train a DEN on ``tasks``.
+
+    Args:
+        tasks: training tasks; numbers of features may differ. Multiclass tasks need
+            ``model_config.head == "multiclass"``.
+        model_config: architecture (default ``ModelConfig()``).
+        config: run settings (default ``PretrainConfig()``).
+        checkpoint_dir: where to checkpoint and resume from (None: no checkpoints).
+        progress: stream for progress lines (None: silent).
+
+    Returns:
+        the pre-trained ``DEN``; ``metadata`` records the tasks, steps and loss curve.
+
+    Raises:
+        DENInputError: a task cannot be used (too few rows, one class, too many classes).
+        DENError: ``checkpoint_dir`` holds a checkpoint of a different run.
+    """
+    model_config = model_config or ModelConfig()
+    config = config or PretrainConfig()
+    _check_tasks(tasks, model_config)
+    model = DEN(model_config)
+    net = model.network
+    use_calibration = model_config.use_calibration
+    binary = model_config.head == "binary"
+
+    unit_x, labels, offsets, sizes = [], [], [], []
+    offset = 0
+    for task in tasks:
+        keypoints = fit_keypoints(task.x, model_config.n_keypoints, model_config.keypoint_placement)
+        unit_x.append(to_unit(task.x, keypoints))
+        labels.append(task.y)
+        offsets.append(offset)
+        offset += task.n_features
+        sizes.append((task.n_rows, task.n_features, task.n_classes))
+    calibration = model.new_calibration(offset, name="pretrain_calibration")
+
+    variables = list(net.trainable_variables)
+    if use_calibration:
+        variables += calibration.variables_to_train
+    optimizer = tf_keras.optimizers.Adam(learning_rate=config.learning_rate)
+    optimizer.build(variables)
+    step = tf.Variable(0, dtype=tf.int64, trainable=False, name="step")
+    n_classes = tf.constant(2 if binary else model_config.max_classes, tf.int32)
+
+    @tf.function(input_signature=[_F32, _I32, _F32, _I32, _I32,
+                                  tf.TensorSpec([None, None], tf.int32)], reduce_retracing=True)
+    def train_step(unit_query, y_query, unit_support, y_support, feature_index, tuples):
+        with tf.GradientTape() as tape:
+            if use_calibration:
+                z_query = calibration(unit_query, feature_index)
+                z_support = calibration(unit_support, feature_index)
+            else:
+                z_query, z_support = impute_unit(unit_query), impute_unit(unit_support)
+            logits = net.logits(z_query, z_support, y_support, tuples, n_classes)
+            loss = model.loss(logits, y_query, n_classes)
+        grads = tape.gradient(loss, variables)
+        optimizer.apply_gradients(zip(grads, variables))
+        return loss
+
+    manager = None
+    history: list[list[float]] = []
+    if checkpoint_dir is not None:
+        checkpoint_dir = Path(checkpoint_dir)
+        checkpoint_dir.mkdir(parents=True, exist_ok=True)
+        fingerprint = _fingerprint(tasks, model_config, config)
+        fp_path = checkpoint_dir / "fingerprint.json"
+        checkpoint = tf.train.Checkpoint(network=net, calibration=calibration, optimizer=optimizer,
+                                         step=step)
+        manager = tf.train.CheckpointManager(checkpoint, str(checkpoint_dir), max_to_keep=1)
+        if manager.latest_checkpoint:
+            stored = json.loads(fp_path.read_text()) if fp_path.is_file() else None
+            if stored != fingerprint:
+                raise DENError(
+                    f"checkpoint directory {str(checkpoint_dir)!r} holds a pre-training run with "
+                    f"other tasks or settings; delete it or choose another directory to start over")
+            checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
+            history_path = checkpoint_dir / "history.json"
+            if history_path.is_file():
+                history = json.loads(history_path.read_text())
+        else:
+            fp_path.write_text(json.dumps(fingerprint, indent=1))
+
+    def save_checkpoint():
+        if manager is not None:
+            manager.save(checkpoint_number=int(step.numpy()))
+            (checkpoint_dir / "history.json").write_text(json.dumps(history))
+
+    start = int(step.numpy())
+    bar = Progress(config.steps, "pretrain", stream=progress, start=start)
+    support_range = (config.support_rows_min or config.support_rows, config.support_rows)
+    running, window = [], 50
+    try:
+        for i in range(start, config.steps):
+            rng = np.random.default_rng([config.seed, i])
+            ep = sample_episode(sizes, labels, rng, support_rows=support_range,
+                                query_rows=config.query_rows,
+                                covariates=(config.covariates_min, config.covariates_max),
+                                label_slots=None if binary else model_config.max_classes)
+            u = unit_x[ep.task]
+            y = ep.label_slots[labels[ep.task]]
+            loss = train_step(
+                tf.constant(u[np.ix_(ep.query, ep.columns)]), tf.constant(y[ep.query]),
+                tf.constant(u[np.ix_(ep.support, ep.columns)]), tf.constant(y[ep.support]),
+                tf.constant(ep.columns + offsets[ep.task]),
+                tf.constant(model.tuples(len(ep.columns))))
+            step.assign_add(1)
+            running.append(float(loss))
+            if len(running) > window:
+                running.pop(0)
+            done = i + 1
+            if done % 100 == 0 or done == config.steps:
+                history.append([done, float(np.mean(running))])
+            bar.update(done, loss=float(np.mean(running)))
+            if manager is not None and done % config.checkpoint_every == 0:
+                save_checkpoint()
+    except KeyboardInterrupt:
+        save_checkpoint()
+        raise
+    if manager is not None and int(step.numpy()) != start:
+        save_checkpoint()
+    model.metadata = {
+        "pretrained_on": [t.name for t in tasks],
+        "pretrain": config.to_dict(),
+        "loss_curve": history,
+    }
+    return model
