@@ -1,0 +1,14 @@
+"""Distribution Embedding Networks (DEN): meta-learning for classification with small data.
+
+Liu, Milani Fard and Zhao, "Distribution Embedding Networks for Generalization from a
+Diverse Set of Classification Tasks". Entry points:
+
+- ``den.api.DENClassifier``: a pre-trained DEN fine-tuned on a small support set.
+- ``den.train.pretrain.pretrain``: episodic pre-training over tasks of any width.
+- ``den.model.den.DEN``: a model, ``DEN.save`` / ``DEN.load``.
+- ``python -m den``: the command line.
+
+TensorFlow is imported lazily (only when a model is built), so ``import den`` is cheap.
+"""
+
+__version__ = "0.1.0"

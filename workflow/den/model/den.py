@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from den._tf import tf
 from den.errors import DENModelError
+from den.io import atomic_write
 from den.model.calibration import Calibration, calibrate, impute_unit
 from den.model.config import ModelConfig
-from den.model.network import DENNetwork
+from den.model.network import ABSENT_CLASS_LOGIT, DENNetwork
 from den.model.tuples import feature_tuples
 
 FORMAT = "den-model-v1"
@@ -79,7 +79,7 @@ class DEN:
             labels = tf.cast(y_query, tf.float32)
             return tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits))
         picked = tf.gather(logits, y_query, axis=1, batch_dims=1)
-        weight = tf.cast(picked > 0.5 * float(-1e9), tf.float32)
+        weight = tf.cast(picked > 0.5 * ABSENT_CLASS_LOGIT, tf.float32)
         per_row = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y_query, logits=logits)
         per_row = tf.where(weight > 0, per_row, 0.0)
         return tf.math.divide_no_nan(tf.reduce_sum(per_row), tf.reduce_sum(weight))
@@ -136,21 +136,13 @@ class DEN:
         Returns:
             the path written.
         """
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         arrays = dict(self.network.weights_dict())
         arrays[_FORMAT_KEY] = np.array(FORMAT)
         arrays[_CONFIG_KEY] = np.array(json.dumps(self.config.to_dict()))
         arrays[_META_KEY] = np.array(json.dumps(self.metadata))
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, **arrays)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        with atomic_write(path) as handle:
+            np.savez(handle, **arrays)
+        return Path(path)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> DEN:

@@ -1,0 +1,33 @@
+# Quick start:  make run   (set up .venv if missing, run the workflow on the default config)
+#               make test  (set up .venv if missing, run the test suite)
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.den-installed
+CORES  ?= 2
+
+.PHONY: setup run test lint bench clean
+
+# Re-install when the package metadata changes; `pip install -e` makes workflow/den importable.
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --disable-pip-version-check -q -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/snakemake --cores $(CORES)
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check workflow tests
+	$(VENV)/bin/snakemake --lint
+
+bench: $(STAMP)
+	$(PY) -m den.bench
+
+clean:
+	rm -rf results .snakemake

@@ -1,0 +1,147 @@
+"""``DENClassifier``: a pre-trained DEN as a scikit-learn style classifier for a new small task.
+
+    clf = DENClassifier(model="model.npz").fit(X_support, y_support)
+    proba = clf.predict_proba(X_query)
+
+``fit`` encodes the support table, fits the task's keypoints, fine-tunes the task's
+calibration (variant "den") and keeps the support set; prediction embeds the whole support
+set once and scores query rows in chunks.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from den.data.encoding import TabularEncoder, encode_labels
+from den.errors import DENInputError
+from den.model.den import DEN
+from den.model.task_model import DEFAULT_CHUNK_ROWS, TaskModel
+from den.train.finetune import FinetuneConfig, finetune
+
+VARIANTS = ("den", "no_finetune")
+
+_LOADED: dict[tuple[str, float, int], DEN] = {}
+
+
+def load_model(model: str | os.PathLike | DEN) -> DEN:
+    """A ``DEN`` from a path (cached per file and modification time) or as given."""
+    if isinstance(model, DEN):
+        return model
+    path = Path(model)
+    try:
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_mtime, stat.st_size)
+    except OSError:
+        return DEN.load(path)  # raises DENModelError naming the path
+    if key not in _LOADED:
+        _LOADED[key] = DEN.load(path)
+    return _LOADED[key]
+
+
+class DENClassifier(ClassifierMixin, BaseEstimator):
+    """A pre-trained DEN fine-tuned on a task's support set.
+
+    Args:
+        model: path of a saved DEN (``DEN.save`` / ``python -m den pretrain``) or a ``DEN``.
+        variant: "den" fine-tunes the calibration on the support set (the paper's DEN);
+            "no_finetune" keeps the calibration at its initial identity PLFs (DEN w/o
+            fine-tuning). A model pre-trained with ``use_calibration=False`` gives "DEN w/o
+            PLF w/o fine-tuning" whatever the variant.
+        finetune_epochs, finetune_steps_per_epoch, finetune_learning_rate: see
+            ``den.train.finetune.FinetuneConfig``.
+        chunk_rows: query rows scored at once (memory bound for large query sets).
+        min_support_rows: fewer labelled rows than this is an error.
+        seed: seed of fine-tuning.
+
+    Attributes (after ``fit``):
+        classes_: (L,) the labels, sorted; ``predict_proba`` columns follow this order.
+        n_features_in_: number of feature columns.
+        task_model_: the fitted ``TaskModel``.
+        finetune_losses_: loss per fine-tuning step.
+    """
+
+    def __init__(self, model=None, variant: str = "den", finetune_epochs: int = 10,
+                 finetune_steps_per_epoch: int = 10, finetune_learning_rate: float = 0.01,
+                 chunk_rows: int = DEFAULT_CHUNK_ROWS, min_support_rows: int = 10, seed: int = 0):
+        self.model = model
+        self.variant = variant
+        self.finetune_epochs = finetune_epochs
+        self.finetune_steps_per_epoch = finetune_steps_per_epoch
+        self.finetune_learning_rate = finetune_learning_rate
+        self.chunk_rows = chunk_rows
+        self.min_support_rows = min_support_rows
+        self.seed = seed
+
+    def fit(self, X, y, X_unlabeled=None) -> DENClassifier:
+        """Fine-tune on the support set (X, y).
+
+        Args:
+            X: (n, d) array or DataFrame; NaN/None = missing; booleans and strings allowed.
+            y: (n,) labels of any type (at least two classes).
+            X_unlabeled: optional rows without labels (e.g. the query set); they only widen
+                each feature's keypoint span.
+
+        Raises:
+            DENInputError: one class, too few rows, infinite values, more classes than the
+                model supports, a bad variant.
+            DENModelError: the model path is not a readable DEN model.
+        """
+        if self.variant not in VARIANTS:
+            raise DENInputError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
+        if self.model is None:
+            raise DENInputError("DENClassifier needs model=<path of a pre-trained DEN> "
+                                "(make one with `python -m den pretrain`)")
+        den = load_model(self.model)
+        codes, classes = encode_labels(y)
+        if len(classes) < 2:
+            raise DENInputError(f"the support set has a single class ({classes.tolist()}); "
+                                f"DEN needs labelled rows of at least two classes")
+        if len(codes) < self.min_support_rows:
+            raise DENInputError(f"the support set has {len(codes)} rows; at least "
+                                f"{self.min_support_rows} are needed (min_support_rows)")
+        if len(classes) > den.config.n_classes_supported:
+            raise DENInputError(
+                f"the support set has {len(classes)} classes but the model supports at most "
+                f"{den.config.n_classes_supported} ({den.config.head} head); use a model "
+                f"pre-trained with the multiclass head and max_classes >= {len(classes)}")
+        encoder = TabularEncoder()
+        x = encoder.fit_transform(X, "support features")
+        if x.shape[0] != len(codes):
+            raise DENInputError(f"{x.shape[0]} support rows but {len(codes)} labels")
+        unlabeled = None if X_unlabeled is None else encoder.transform(X_unlabeled, "unlabeled features")
+        task_model = TaskModel(den, x, codes, len(classes), x_unlabeled=unlabeled)
+        losses = []
+        if self.variant == "den":
+            losses = finetune(task_model, FinetuneConfig(
+                epochs=self.finetune_epochs, steps_per_epoch=self.finetune_steps_per_epoch,
+                learning_rate=self.finetune_learning_rate, seed=self.seed))
+        self.encoder_ = encoder
+        self.classes_ = classes
+        self.n_features_in_ = x.shape[1]
+        self.task_model_ = task_model
+        self.finetune_losses_ = losses
+        return self
+
+    def _check_fitted(self):
+        if not hasattr(self, "task_model_"):
+            raise RuntimeError("this DENClassifier is not fitted yet; call fit(X_support, y_support)")
+
+    def decision_function(self, X) -> np.ndarray:
+        """Binary: (m,) logits of ``classes_[1]``; multiclass: (m, L) class scores."""
+        self._check_fitted()
+        x = self.encoder_.transform(X, "query features")
+        return self.task_model_.predict_logits(x, self.chunk_rows)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """(m, L) probabilities, columns in ``classes_`` order."""
+        self._check_fitted()
+        x = self.encoder_.transform(X, "query features")
+        return self.task_model_.predict_proba(x, self.chunk_rows)
+
+    def predict(self, X) -> np.ndarray:
+        """(m,) predicted labels (values of ``classes_``)."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

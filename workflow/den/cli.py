@@ -1,0 +1,178 @@
+"""Command line: ``python -m den {predict,pretrain,info}`` (also installed as ``den``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from den.errors import DENError
+
+DESCRIPTION = """\
+Distribution Embedding Networks (DEN) for classification with small data.
+
+  den pretrain   pre-train a DEN on a directory of CSV tasks
+  den predict    fine-tune a pre-trained DEN on a small labelled CSV and predict another CSV
+  den info       show a saved model's hyperparameters and what it was pre-trained on
+
+Run `den COMMAND --help` for the options of each command."""
+
+
+def _add_finetune_options(parser):
+    group = parser.add_argument_group("fine-tuning (only the per-feature calibration PLFs learn)")
+    group.add_argument("--variant", choices=["den", "no_finetune"], default="den",
+                       help="'den' fine-tunes the calibration on the support set; 'no_finetune' "
+                            "keeps identity PLFs (DEN w/o fine-tuning). Default: den")
+    group.add_argument("--finetune-epochs", type=int, default=10, metavar="N",
+                       help="passes over the support set (default: 10, as in the paper)")
+    group.add_argument("--finetune-steps-per-epoch", type=int, default=10, metavar="N",
+                       help="random support/query halvings of the support set per epoch (default: 10)")
+    group.add_argument("--finetune-learning-rate", type=float, default=0.01, metavar="LR",
+                       help="Adam learning rate of the PLF parameters (default: 0.01)")
+    group.add_argument("--seed", type=int, default=0, help="seed of fine-tuning (default: 0)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="den", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser(
+        "predict", help="fine-tune on a labelled CSV and predict the rows of another CSV",
+        description="Fine-tune a pre-trained DEN on a small labelled table (the support set) "
+                    "and write class predictions and probabilities for every row of a query "
+                    "table. Feature columns may hold numbers, booleans, strings (categories) and "
+                    "blanks (missing). The query needs the support's feature columns (any order); "
+                    "a target column in the query is ignored.")
+    p.add_argument("--model", required=True, metavar="PATH",
+                   help="pre-trained DEN model file (from `den pretrain`)")
+    p.add_argument("--support", required=True, metavar="CSV", help="labelled rows (with the target column)")
+    p.add_argument("--target", required=True, metavar="COLUMN", help="name of the label column in --support")
+    p.add_argument("--query", required=True, metavar="CSV", help="rows to predict")
+    p.add_argument("--out", required=True, metavar="CSV",
+                   help="output: one row per query row with 'prediction' and 'proba_<class>' "
+                        "columns, written atomically (nothing is written on error)")
+    p.add_argument("--keep-query-columns", action="store_true",
+                   help="copy the query's columns into the output before the predictions")
+    p.add_argument("--chunk-rows", type=int, default=1024, metavar="N",
+                   help="query rows scored at once; bounds memory for huge query files (default: 1024)")
+    p.add_argument("--min-support-rows", type=int, default=10, metavar="N",
+                   help="refuse support sets with fewer labelled rows (default: 10)")
+    _add_finetune_options(p)
+
+    p = sub.add_parser(
+        "pretrain", help="pre-train a DEN on a directory of CSV tasks",
+        description="Pre-train DEN episodically on every *.csv file of a directory, each a "
+                    "classification task with its own number of features. Progress goes to "
+                    "stderr; a checkpoint directory lets a stopped run resume where it stopped.")
+    p.add_argument("--tasks", required=True, metavar="DIR", help="directory of CSV files, one task each")
+    p.add_argument("--target", default="target", metavar="COLUMN",
+                   help="label column, the same name in every file (default: target)")
+    p.add_argument("--out", required=True, metavar="PATH", help="model file to write (.npz)")
+    p.add_argument("--checkpoint-dir", metavar="DIR",
+                   help="checkpoints for resuming (default: OUT.checkpoint, removed after success)")
+    g = p.add_argument_group("model (defaults: the paper's appendix B)")
+    g.add_argument("--head", choices=["binary", "multiclass"],
+                   help="classifier head (default: binary if every task has 2 classes, else multiclass)")
+    g.add_argument("--max-classes", type=int, default=10, metavar="L",
+                   help="most classes the multiclass head predicts (default: 10)")
+    g.add_argument("--order", type=int, default=2, metavar="R",
+                   help="dependency order r, 1..8 (default: 2)")
+    g.add_argument("--keypoints", type=int, default=10, metavar="K",
+                   help="PLF keypoints per feature (default: 10)")
+    g.add_argument("--keypoint-placement", choices=["uniform", "quantile"], default="uniform",
+                   help="keypoints evenly over each feature's range or at its quantiles (default: uniform)")
+    g.add_argument("--no-calibration", action="store_true",
+                   help="no PLF block (the 'DEN w/o PLF' variant)")
+    t = p.add_argument_group("training")
+    t.add_argument("--steps", type=int, default=10000, help="gradient steps (default: 10000)")
+    t.add_argument("--query-rows", type=int, default=256, metavar="N", help="batch A size (default: 256)")
+    t.add_argument("--support-rows", type=int, default=256, metavar="N", help="batch B size (default: 256)")
+    t.add_argument("--support-rows-min", type=int, metavar="N",
+                   help="draw batch B's size from [N, --support-rows] each step (default: fixed)")
+    t.add_argument("--max-covariates", type=int, default=25, metavar="C",
+                   help="covariate sampling: at most C features per step (default: 25)")
+    t.add_argument("--learning-rate", type=float, default=1e-3, metavar="LR",
+                   help="Adam learning rate (default: 0.001)")
+    t.add_argument("--seed", type=int, default=0, help="seed of initialisation and episodes (default: 0)")
+    t.add_argument("--quiet", action="store_true", help="no progress lines")
+
+    p = sub.add_parser("info", help="show a saved model's settings",
+                       description="Print a saved model's hyperparameters and metadata as JSON.")
+    p.add_argument("model", metavar="PATH", help="model file")
+    return parser
+
+
+def _predict(args) -> None:
+    import pandas as pd
+
+    from den.api import DENClassifier
+    from den.data.encoding import read_table, split_target
+    from den.io import atomic_write
+
+    support = read_table(args.support, "support")
+    features, labels = split_target(support, args.target, f"support file {args.support!r}")
+    query = read_table(args.query, "query")
+    query_features = query.drop(columns=[args.target]) if args.target in query.columns else query
+    clf = DENClassifier(model=args.model, variant=args.variant, finetune_epochs=args.finetune_epochs,
+                        finetune_steps_per_epoch=args.finetune_steps_per_epoch,
+                        finetune_learning_rate=args.finetune_learning_rate, chunk_rows=args.chunk_rows,
+                        min_support_rows=args.min_support_rows, seed=args.seed)
+    clf.fit(features, labels, X_unlabeled=query_features)
+    proba = clf.predict_proba(query_features)
+    out = pd.DataFrame({"prediction": clf.classes_[proba.argmax(axis=1)]})
+    for k, label in enumerate(clf.classes_):
+        out[f"proba_{label}"] = proba[:, k]
+    if args.keep_query_columns:
+        out = pd.concat([query.reset_index(drop=True), out], axis=1)
+    with atomic_write(args.out, "w") as handle:
+        out.to_csv(handle, index=False)
+    print(f"wrote {len(out)} predictions to {args.out}", file=sys.stderr)
+
+
+def _pretrain(args) -> None:
+    from den.data.encoding import read_table, task_from_frame
+    from den.errors import DENInputError
+    from den.model.config import ModelConfig
+    from den.train.pretrain import PretrainConfig, pretrain
+
+    directory = Path(args.tasks)
+    files = sorted(directory.glob("*.csv")) if directory.is_dir() else []
+    if not files:
+        raise DENInputError(f"--tasks {args.tasks!r} is not a directory holding *.csv files")
+    tasks = [task_from_frame(read_table(f, "task"), args.target, f.stem) for f in files]
+    head = args.head or ("binary" if all(t.n_classes == 2 for t in tasks) else "multiclass")
+    model_config = ModelConfig(head=head, order=args.order, n_keypoints=args.keypoints,
+                               keypoint_placement=args.keypoint_placement,
+                               use_calibration=not args.no_calibration,
+                               max_classes=args.max_classes, seed=args.seed)
+    config = PretrainConfig(steps=args.steps, query_rows=args.query_rows, support_rows=args.support_rows,
+                            support_rows_min=args.support_rows_min, covariates_max=args.max_covariates,
+                            learning_rate=args.learning_rate, seed=args.seed)
+    checkpoint_dir = Path(args.checkpoint_dir or f"{args.out}.checkpoint")
+    model = pretrain(tasks, model_config, config, checkpoint_dir=checkpoint_dir,
+                     progress=None if args.quiet else sys.stderr)
+    model.save(args.out)
+    if not args.checkpoint_dir:
+        shutil.rmtree(checkpoint_dir, ignore_errors=True)
+    print(f"pre-trained on {len(tasks)} tasks; model written to {args.out}", file=sys.stderr)
+
+
+def _info(args) -> None:
+    from den.model.den import DEN
+
+    model = DEN.load(args.model)
+    print(json.dumps({"config": model.config.to_dict(), "metadata": model.metadata}, indent=2))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler = {"predict": _predict, "pretrain": _pretrain, "info": _info}[args.command]
+    try:
+        handler(args)
+    except (DENError, ValueError) as err:
+        print(f"den {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,171 @@
+"""Turning user tables (numpy arrays or pandas frames) into DEN's numeric covariates and labels.
+
+Numbers stay numbers; booleans become 0/1; strings and categories become integer codes
+(in sorted order of the values seen when fitting; unseen values become missing); missing
+values (None, NaN, pandas NA) become NaN, which the calibration imputes. Infinite values are
+an error that names the column.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from den.errors import DENInputError
+
+
+def _as_frame(x, what: str) -> pd.DataFrame:
+    if isinstance(x, pd.DataFrame):
+        return x
+    if isinstance(x, pd.Series):
+        return x.to_frame()
+    arr = np.asarray(x)
+    if arr.ndim == 1:
+        raise DENInputError(f"{what} must be 2-d (rows x features), got a 1-d array of "
+                            f"{arr.shape[0]} values; reshape with x.reshape(-1, 1) for one feature")
+    if arr.ndim != 2:
+        raise DENInputError(f"{what} must be 2-d (rows x features), got shape {arr.shape}")
+    return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+
+
+def _is_numeric(col: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
+
+
+class TabularEncoder:
+    """Maps a table's columns to float32 features, remembering how (fit on the support set).
+
+    Attributes (after ``fit``):
+        columns: column names in order ("x0", "x1", ... for arrays).
+        categories: for each non-numeric column, the sorted values seen, by column name.
+    """
+
+    def __init__(self):
+        self.columns: list[str] | None = None
+        self.categories: dict[str, list] = {}
+        self._from_array = False
+
+    def fit(self, x, what: str = "support features") -> TabularEncoder:
+        frame = _as_frame(x, what)
+        self._from_array = not isinstance(x, (pd.DataFrame, pd.Series))
+        if frame.shape[1] == 0:
+            raise DENInputError(f"{what} has no feature columns")
+        self.columns = [str(c) for c in frame.columns]
+        if len(set(self.columns)) != len(self.columns):
+            raise DENInputError(f"{what} has duplicate column names: {self.columns}")
+        self.categories = {}
+        for name, col in zip(self.columns, frame.columns):
+            series = frame[col]
+            if _is_numeric(series) or pd.api.types.is_bool_dtype(series):
+                continue
+            converted = pd.to_numeric(series, errors="coerce")
+            if converted.notna().sum() == series.notna().sum():
+                continue  # numbers stored as objects/strings
+            values = series.dropna().unique().tolist()
+            if all(isinstance(v, (bool, np.bool_)) for v in values):
+                continue
+            self.categories[name] = sorted(values, key=lambda v: (str(type(v)), str(v)))
+        return self
+
+    def transform(self, x, what: str = "query features") -> np.ndarray:
+        """(n, d) float32 features, NaN where missing or an unseen category.
+
+        Raises:
+            DENInputError: columns differ from the fitted ones, or a value is infinite.
+        """
+        if self.columns is None:
+            raise RuntimeError("TabularEncoder.transform called before fit")
+        frame = _as_frame(x, what)
+        given = [str(c) for c in frame.columns]
+        if isinstance(x, pd.DataFrame) and not self._from_array:
+            missing = [c for c in self.columns if c not in given]
+            extra = [c for c in given if c not in self.columns]
+            if missing or extra:
+                raise DENInputError(f"{what} columns differ from the support set's: missing "
+                                    f"{missing}, unexpected {extra}")
+            frame = frame[[frame.columns[given.index(c)] for c in self.columns]]
+        elif frame.shape[1] != len(self.columns):
+            raise DENInputError(f"{what} has {frame.shape[1]} columns but the support set had "
+                                f"{len(self.columns)}")
+        out = np.empty(frame.shape, dtype=np.float32)
+        for j, name in enumerate(self.columns):
+            series = frame.iloc[:, j]
+            if name in self.categories:
+                lookup = {v: float(i) for i, v in enumerate(self.categories[name])}
+                values = series.map(
+                    lambda v, lookup=lookup: np.nan if _isna(v) else lookup.get(v, np.nan))
+                out[:, j] = values.to_numpy(dtype=np.float64)
+            else:
+                if pd.api.types.is_bool_dtype(series) or series.dtype == object:
+                    series = series.map(lambda v: float(v) if isinstance(v, (bool, np.bool_)) else v)
+                values = pd.to_numeric(series, errors="coerce").to_numpy(
+                    dtype=np.float64, na_value=np.nan)
+                bad = series.notna().to_numpy() & np.isnan(values)
+                if bad.any():
+                    raise DENInputError(f"{what} column {name!r} has non-numeric value "
+                                        f"{series[bad].iloc[0]!r} in a numeric column")
+                if np.isinf(values).any():
+                    raise DENInputError(f"{what} column {name!r} has infinite values; replace them "
+                                        f"by NaN (missing) or finite numbers")
+                out[:, j] = values
+        return out
+
+    def fit_transform(self, x, what: str = "support features") -> np.ndarray:
+        return self.fit(x, what).transform(x, what)
+
+
+def _isna(v) -> bool:
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarray]:
+    """Labels of any type to 0..L-1.
+
+    Returns:
+        (codes (n,) int32, classes (L,) the original values in sorted order).
+
+    Raises:
+        DENInputError: missing labels or a 2-d label array.
+    """
+    arr = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.DataFrame)) else y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise DENInputError(f"{what} must be 1-d, got shape {arr.shape}")
+    missing = pd.isna(arr)
+    if missing.any():
+        raise DENInputError(f"{what} has {int(missing.sum())} missing values; drop those rows")
+    classes, codes = np.unique(arr, return_inverse=True)
+    return codes.astype(np.int32), classes
+
+
+def read_table(path, what: str = "table") -> pd.DataFrame:
+    """Read a CSV file, with an error that names the file when it cannot be read."""
+    try:
+        return pd.read_csv(path)
+    except FileNotFoundError as err:
+        raise DENInputError(f"{what} file {str(path)!r} does not exist") from err
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as err:
+        raise DENInputError(f"{what} file {str(path)!r} is not a readable CSV file: {err}") from err
+
+
+def split_target(frame: pd.DataFrame, target: str, where: str) -> tuple[pd.DataFrame, pd.Series]:
+    """(features, labels) of a table with a ``target`` column; the error lists the columns."""
+    if target not in frame.columns:
+        raise DENInputError(f"{where} has no column {target!r}; its columns are "
+                            f"{[str(c) for c in frame.columns]}")
+    return frame.drop(columns=[target]), frame[target]
+
+
+def task_from_frame(frame: pd.DataFrame, target: str, name: str):
+    """A ``Task`` from a table: features encoded by ``TabularEncoder``, labels to 0..L-1."""
+    from den.data.tasks import Task
+
+    features, labels = split_target(frame, target, f"task {name!r}")
+    codes, classes = encode_labels(labels, f"task {name!r} column {target!r}")
+    x = TabularEncoder().fit_transform(features, f"task {name!r} features")
+    return Task(name=name, x=x, y=codes, feature_names=[str(c) for c in features.columns],
+                classes=classes.tolist())
