@@ -48,6 +48,11 @@ class DEN:
         self.metadata = dict(metadata or {})
         self._compile()
 
+    def __deepcopy__(self, memo):
+        """A DEN is shared, never copied: nothing after pre-training modifies it (fine-tuning
+        trains per-task calibrations), and scikit-learn's ``clone`` deep-copies parameters."""
+        return self
+
     # -- pieces shared by pre-training, fine-tuning and prediction ----------------------
     def tuples(self, n_features: int) -> np.ndarray:
         """(T, r) feature tuples of a task with ``n_features`` features."""

@@ -32,7 +32,8 @@ class TaskModel:
     """
 
     def __init__(self, den: DEN, x_support: np.ndarray, y_support: np.ndarray,
-                 n_classes: int | None = None, *, x_unlabeled: np.ndarray | None = None):
+                 n_classes: int | None = None, *, x_unlabeled: np.ndarray | None = None,
+                 keypoints: np.ndarray | None = None):
         """
         Args:
             den: pre-trained model.
@@ -41,6 +42,8 @@ class TaskModel:
             n_classes: L (default: max label + 1).
             x_unlabeled: optional (m, d) raw rows without labels (e.g. the query set);
                 they only widen the keypoints' span of each feature's domain.
+            keypoints: (d, K) keypoints to use instead of fitting them (e.g. fitted on a
+                whole dataset by an evaluation protocol).
         """
         self.den = den
         x_support = np.asarray(x_support, dtype=np.float64)
@@ -55,9 +58,14 @@ class TaskModel:
             raise DENInputError(f"the task has {self.n_classes} classes but this DEN model "
                                 f"({den.config.head} head) supports at most "
                                 f"{den.config.n_classes_supported}")
-        span = x_support if x_unlabeled is None else np.vstack(
-            [x_support, np.asarray(x_unlabeled, dtype=np.float64)])
-        self.keypoints = fit_keypoints(span, den.config.n_keypoints, den.config.keypoint_placement)
+        if keypoints is None:
+            span = x_support if x_unlabeled is None else np.vstack(
+                [x_support, np.asarray(x_unlabeled, dtype=np.float64)])
+            keypoints = fit_keypoints(span, den.config.n_keypoints, den.config.keypoint_placement)
+        elif keypoints.shape != (x_support.shape[1], den.config.n_keypoints):
+            raise DENInputError(f"keypoints must have shape (d, K) = "
+                                f"{(x_support.shape[1], den.config.n_keypoints)}, got {keypoints.shape}")
+        self.keypoints = np.asarray(keypoints, dtype=np.float64)
         self.unit_support = to_unit(x_support, self.keypoints)
         self.y_support = y_support.astype(np.int32)
         self.calibration = den.new_calibration(x_support.shape[1])

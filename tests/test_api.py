@@ -1,0 +1,126 @@
+"""DENClassifier: scikit-learn behaviour, mixed-type tables and the documented errors."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+
+from den.api import DENClassifier
+from den.data.synthetic import make_task
+from den.errors import DENInputError, DENModelError
+
+
+def _frame(task):
+    frame = pd.DataFrame(task.x, columns=[f"num{j}" for j in range(task.n_features)])
+    rng = np.random.default_rng(0)
+    frame["flag"] = frame["num0"] > frame["num0"].median()
+    frame["colour"] = rng.choice(["red", "green", None], len(frame))
+    frame.loc[::7, "num1"] = np.nan
+    return frame
+
+
+@pytest.fixture()
+def table():
+    task = make_task("tab", 160, 4, seed=21)
+    labels = np.where(task.y == 1, "churn", "stay")
+    return _frame(task), labels
+
+
+def test_fit_predict_on_a_mixed_table_with_string_labels(small_binary_model, table):
+    frame, labels = table
+    clf = DENClassifier(model=small_binary_model, finetune_epochs=1, finetune_steps_per_epoch=2)
+    clf.fit(frame[:50], labels[:50], X_unlabeled=frame[50:])
+    assert list(clf.classes_) == ["churn", "stay"]
+    proba = clf.predict_proba(frame[50:])
+    assert proba.shape == (110, 2) and np.allclose(proba.sum(axis=1), 1)
+    pred = clf.predict(frame[50:])
+    assert set(pred) <= {"churn", "stay"}
+    assert np.array_equal(pred, clf.classes_[proba.argmax(axis=1)])
+    # columns may come in another order; an unseen category is treated as missing
+    shuffled = frame[50:][list(reversed(frame.columns))].copy()
+    shuffled.iloc[0, shuffled.columns.get_loc("colour")] = "purple"
+    assert np.isfinite(clf.predict_proba(shuffled)).all()
+    np.testing.assert_allclose(clf.predict_proba(shuffled)[1:], proba[1:], atol=1e-6)
+
+
+def test_numpy_input_and_model_path(tmp_path, small_binary_model):
+    path = small_binary_model.save(tmp_path / "m.npz")
+    task = make_task("np", 120, 3, seed=2)
+    clf = DENClassifier(model=str(path), variant="no_finetune").fit(task.x[:50], task.y[:50])
+    assert clf.finetune_losses_ == []
+    assert clf.predict(task.x[50:]).shape == (70,)
+    assert clf.n_features_in_ == 3
+
+
+def test_sklearn_params_and_clone(small_binary_model):
+    clf = DENClassifier(model=small_binary_model, finetune_epochs=3)
+    assert clf.get_params()["finetune_epochs"] == 3
+    clf.set_params(finetune_learning_rate=0.5, variant="no_finetune")
+    copy = clone(clf)
+    assert copy.get_params()["finetune_learning_rate"] == 0.5
+    assert copy.variant == "no_finetune"
+
+
+def test_multiclass_labels_map_back(small_multiclass_model):
+    task = make_task("mc", 150, 4, 3, seed=4)
+    names = np.array(["a", "b", "c"])[task.y]
+    clf = DENClassifier(model=small_multiclass_model, finetune_epochs=1, finetune_steps_per_epoch=1)
+    clf.fit(task.x[:60], names[:60])
+    assert clf.predict_proba(task.x[60:]).shape == (90, 3)
+    assert set(clf.predict(task.x[60:])) <= {"a", "b", "c"}
+
+
+# -- documented errors ----------------------------------------------------------------------------
+def test_support_with_one_class(small_binary_model, table):
+    frame, _ = table
+    with pytest.raises(DENInputError, match="single class"):
+        DENClassifier(model=small_binary_model).fit(frame[:50], ["stay"] * 50)
+
+
+def test_too_few_support_rows(small_binary_model, table):
+    frame, labels = table
+    with pytest.raises(DENInputError, match="at least 10"):
+        DENClassifier(model=small_binary_model).fit(frame[:6], labels[:6])
+
+
+def test_infinite_values_name_the_column(small_binary_model, table):
+    frame, labels = table
+    frame = frame.copy()
+    frame.loc[3, "num2"] = np.inf
+    with pytest.raises(DENInputError, match="'num2'.*infinite"):
+        DENClassifier(model=small_binary_model).fit(frame[:50], labels[:50])
+
+
+def test_query_columns_must_match(small_binary_model, table):
+    frame, labels = table
+    clf = DENClassifier(model=small_binary_model, variant="no_finetune").fit(frame[:50], labels[:50])
+    with pytest.raises(DENInputError, match=r"missing \['colour'\], unexpected \['color'\]"):
+        clf.predict(frame[50:].rename(columns={"colour": "color"}))
+    with pytest.raises(DENInputError, match="has 2 columns"):
+        clf.predict(np.zeros((3, 2)))
+
+
+def test_more_classes_than_the_model_supports(small_binary_model):
+    task = make_task("three", 90, 3, 3, seed=5)
+    with pytest.raises(DENInputError, match="3 classes.*at most 2"):
+        DENClassifier(model=small_binary_model).fit(task.x, task.y)
+
+
+def test_unreadable_model_paths(tmp_path):
+    task = make_task("t", 60, 3, seed=6)
+    with pytest.raises(DENModelError, match="does not exist"):
+        DENClassifier(model=tmp_path / "missing.npz").fit(task.x, task.y)
+    junk = tmp_path / "junk.npz"
+    junk.write_text("not a model")
+    with pytest.raises(DENModelError, match="not readable"):
+        DENClassifier(model=junk).fit(task.x, task.y)
+
+
+def test_missing_labels_and_bad_variant(small_binary_model, table):
+    frame, labels = table
+    labels = labels[:50].astype(object)
+    labels[4] = None
+    with pytest.raises(DENInputError, match="missing values"):
+        DENClassifier(model=small_binary_model).fit(frame[:50], labels)
+    with pytest.raises(DENInputError, match="variant"):
+        DENClassifier(model=small_binary_model, variant="magic").fit(frame[:50], labels)

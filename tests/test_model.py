@@ -1,0 +1,201 @@
+"""The DEN model: tuples, calibration, invariances, fine-tuning, save/load."""
+
+import numpy as np
+import pytest
+from helpers import SMALL, split
+
+from den._tf import tf
+from den.data.synthetic import make_task
+from den.model.calibration import Calibration, calibrate, fit_keypoints, to_unit
+from den.model.config import ModelConfig
+from den.model.den import DEN
+from den.model.task_model import TaskModel
+from den.model.tuples import feature_tuples
+from den.train.finetune import FinetuneConfig, finetune
+
+
+# -- feature tuples ---------------------------------------------------------------------
+@pytest.mark.parametrize("d,r,expected", [(1, 1, 1), (1, 4, 1), (5, 1, 5), (5, 2, 25), (3, 3, 9),
+                                          (4, 4, 16), (30, 2, 900), (30, 3, 900)])
+def test_tuple_counts(d, r, expected):
+    tuples = feature_tuples(d, r, seed=0)
+    assert tuples.shape == (expected, r)
+    assert tuples.min() >= 0 and tuples.max() < d
+    assert len({tuple(t) for t in tuples.tolist()}) == expected  # distinct
+
+
+def test_tuples_enumerate_all_when_small_and_sample_with_seed_when_large():
+    assert feature_tuples(3, 2, 0).tolist() == [[a, b] for a in range(3) for b in range(3)]
+    a, b, c = feature_tuples(30, 3, 0), feature_tuples(30, 3, 0), feature_tuples(30, 3, 1)
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+# -- calibration ------------------------------------------------------------------------
+def test_calibrate_matches_the_lattice_layer_including_missing_values():
+    cal = Calibration(3, 10)
+    rng = np.random.default_rng(0)
+    cal.layer.kernel.assign(rng.uniform(0, 0.1, (10, 3)).astype(np.float32))
+    cal.layer.missing_output.assign([[0.1, 0.7, 0.3]])
+    x = rng.uniform(0, 1, (20, 3)).astype(np.float32)
+    x[0, 1] = x[5, 2] = np.nan
+    ours = cal(tf.constant(x)).numpy()
+    layer = cal.layer(tf.constant(np.where(np.isnan(x), -1.0, x))).numpy()
+    np.testing.assert_allclose(ours, layer, atol=1e-6)
+    assert ours[0, 1] == pytest.approx(0.7)
+
+
+def test_fresh_calibration_is_the_identity():
+    cal = Calibration(2, 7)
+    x = np.array([[0.0, 1.0], [0.25, 0.6], [np.nan, 0.1]], np.float32)
+    kernel, missing = cal.parameters()
+    out = calibrate(tf.constant(x), kernel, missing).numpy()
+    np.testing.assert_allclose(out[:2], x[:2], atol=1e-6)
+    assert out[2, 0] == pytest.approx(0.5)
+
+
+def test_keypoints_span_the_domain_and_to_unit_maps_them_to_the_grid():
+    x = np.array([[0.0, 5.0], [10.0, 5.0], [2.0, 5.0], [np.nan, 5.0]])
+    kp = fit_keypoints(x, 5, "uniform")
+    np.testing.assert_allclose(kp[0], [0, 2.5, 5, 7.5, 10])
+    assert np.all(np.diff(kp[1]) > 0)  # constant column still gets increasing keypoints
+    unit = to_unit(np.array([[2.5, 5.0], [-3.0, 5.0], [99.0, np.nan]]), kp)
+    assert unit[0, 0] == pytest.approx(0.25)
+    assert unit[1, 0] == 0.0 and unit[2, 0] == 1.0  # clamped
+    assert np.isnan(unit[2, 1])
+
+
+def test_quantile_keypoints_are_strictly_increasing_with_ties():
+    x = np.r_[np.zeros(50), np.ones(50), np.arange(5)][:, None]
+    kp = fit_keypoints(x, 10, "quantile")
+    assert np.all(np.diff(kp[0]) > 0)
+    assert kp[0, 0] == 0 and kp[0, -1] == 4
+
+
+def test_model_config_rejects_bad_values():
+    with pytest.raises(ValueError, match="order"):
+        ModelConfig(order=9)
+    with pytest.raises(ValueError, match="head"):
+        ModelConfig(head="ternary")
+
+
+# -- invariances ------------------------------------------------------------------------
+def _randomise_calibration(task_model, seed):
+    rng = np.random.default_rng(seed)
+    k = task_model.calibration.layer.kernel
+    k.assign(np.abs(rng.normal(0.1, 0.05, k.shape)).astype(np.float32) / 2)
+    task_model.invalidate()
+
+
+def test_permuting_query_rows_permutes_predictions(small_binary_model, binary_task):
+    (xs, ys), (xq, _) = split(binary_task)
+    tm = TaskModel(small_binary_model, xs, ys)
+    perm = np.random.default_rng(1).permutation(len(xq))
+    np.testing.assert_allclose(tm.predict_logits(xq)[perm], tm.predict_logits(xq[perm]), atol=1e-5)
+
+
+def test_embedding_ignores_the_order_of_support_rows(small_binary_model, small_multiclass_model):
+    task = make_task("mc", 120, 4, 3, seed=5)
+    for model, y in ((small_binary_model, (task.y > 0).astype(np.int32)), (small_multiclass_model, task.y)):
+        perm = np.random.default_rng(2).permutation(len(y))
+        a = TaskModel(model, task.x, y)
+        b = TaskModel(model, task.x[perm], y[perm], keypoints=a.keypoints)
+        np.testing.assert_allclose(a.predict_logits(task.x), b.predict_logits(task.x), atol=1e-5)
+        for ctx_a, ctx_b in zip(a.context(), b.context()):
+            np.testing.assert_allclose(ctx_a.numpy(), ctx_b.numpy(), atol=1e-5)
+
+
+def test_permuting_features_with_their_calibrations_keeps_predictions(small_binary_model, binary_task):
+    (xs, ys), (xq, _) = split(binary_task)
+    perm = np.array([3, 0, 4, 1, 2])
+    a = TaskModel(small_binary_model, xs, ys)
+    _randomise_calibration(a, 4)
+    b = TaskModel(small_binary_model, xs[:, perm], ys)
+    b.calibration.layer.kernel.assign(tf.gather(a.calibration.layer.kernel, perm, axis=1))
+    b.invalidate()
+    np.testing.assert_allclose(a.predict_logits(xq), b.predict_logits(xq[:, perm]), atol=1e-5)
+
+
+def test_chunking_does_not_change_predictions(small_binary_model, binary_task):
+    (xs, ys), (xq, _) = split(binary_task)
+    tm = TaskModel(small_binary_model, xs, ys)
+    np.testing.assert_allclose(tm.predict_logits(xq, chunk_rows=7), tm.predict_logits(xq, 4096), atol=1e-5)
+
+
+# -- dependency order and widths ------------------------------------------------------------
+@pytest.mark.parametrize("order", [1, 2, 3, 4])
+@pytest.mark.parametrize("d", [1, 3])
+def test_any_order_and_width_runs_and_finetunes(order, d):
+    model = DEN(ModelConfig(order=order, **SMALL))
+    task = make_task("t", 80, d, seed=order * 10 + d)
+    tm = TaskModel(model, task.x[:40], task.y[:40])
+    assert tm.tuples.shape == (min(d**order, d * d), order)
+    losses = finetune(tm, FinetuneConfig(epochs=1, steps_per_epoch=2))
+    assert len(losses) == 2 and np.all(np.isfinite(losses))
+    proba = tm.predict_proba(task.x[40:])
+    assert proba.shape == (40, 2) and np.allclose(proba.sum(axis=1), 1)
+
+
+def test_thirty_features_use_d_squared_tuples():
+    model = DEN(ModelConfig(order=3, **SMALL))
+    task = make_task("wide", 60, 30, seed=1)
+    tm = TaskModel(model, task.x, task.y)
+    assert tm.tuples.shape == (900, 3)
+    assert np.isfinite(tm.predict_logits(task.x)).all()
+
+
+# -- fine-tuning, variants, persistence -------------------------------------------------------
+def test_finetuning_changes_only_the_calibration(small_binary_model, binary_task):
+    (xs, ys), (xq, _) = split(binary_task)
+    before = small_binary_model.network.weights_dict()
+    tm = TaskModel(small_binary_model, xs, ys)
+    cal_before = [v.numpy().copy() for v in tm.calibration.variables_to_train]
+    logits_before = tm.predict_logits(xq)
+    finetune(tm, FinetuneConfig(epochs=2, steps_per_epoch=3, learning_rate=0.05))
+    after = small_binary_model.network.weights_dict()
+    assert before.keys() == after.keys()
+    for key in before:
+        assert np.array_equal(before[key], after[key]), key  # bit-identical
+    assert any(not np.array_equal(a, v.numpy()) for a, v in zip(cal_before, tm.calibration.variables_to_train))
+    assert not np.allclose(logits_before, tm.predict_logits(xq))
+
+
+def test_finetuned_calibration_stays_a_valid_plf(small_binary_model, binary_task):
+    (xs, ys), _ = split(binary_task)
+    tm = TaskModel(DEN(ModelConfig(monotonicity="increasing", **SMALL)), xs, ys)
+    finetune(tm, FinetuneConfig(epochs=3, steps_per_epoch=5, learning_rate=0.2))
+    grid = np.linspace(0, 1, 50, dtype=np.float32)[:, None].repeat(tm.n_features, axis=1)
+    out = tm.calibration(tf.constant(grid)).numpy()
+    assert out.min() >= -1e-5 and out.max() <= 1 + 1e-5
+    assert np.all(np.diff(out, axis=0) >= -1e-5)  # monotone
+
+
+def test_model_without_calibration_ignores_finetuning(binary_tasks, binary_task):
+    model = DEN(ModelConfig(use_calibration=False, **SMALL))
+    (xs, ys), (xq, _) = split(binary_task)
+    tm = TaskModel(model, xs, ys)
+    assert finetune(tm) == []
+    assert np.isfinite(tm.predict_logits(xq)).all()
+
+
+def test_save_load_round_trip_gives_identical_predictions(tmp_path, small_multiclass_model):
+    task = make_task("mc", 200, 4, 3, seed=8)
+    path = small_multiclass_model.save(tmp_path / "sub" / "model.npz")
+    loaded = DEN.load(path)
+    assert loaded.config == small_multiclass_model.config
+    assert loaded.metadata["pretrained_on"] == small_multiclass_model.metadata["pretrained_on"]
+    a = TaskModel(small_multiclass_model, task.x[:50], task.y[:50])
+    b = TaskModel(loaded, task.x[:50], task.y[:50])
+    assert np.array_equal(a.predict_logits(task.x[50:]), b.predict_logits(task.x[50:]))
+    assert not list(tmp_path.glob("sub/.*tmp"))  # no temporary file left
+
+
+def test_multiclass_probabilities_and_absent_classes(small_multiclass_model):
+    task = make_task("mc", 200, 4, 4, seed=9)
+    ys = task.y[:60].copy()
+    ys[ys == 2] = 3  # class 2 has no support row
+    tm = TaskModel(small_multiclass_model, task.x[:60], ys, n_classes=4)
+    proba = tm.predict_proba(task.x[60:])
+    assert proba.shape == (140, 4)
+    np.testing.assert_allclose(proba.sum(axis=1), 1, atol=1e-6)
+    assert proba[:, 2].max() < 1e-6
