@@ -2,12 +2,12 @@
 
 import numpy as np
 import pytest
-from helpers import SMALL
 
 from den.data.synthetic import make_task, make_tasks
 from den.model.config import ModelConfig
 from den.train.pretrain import PretrainConfig, pretrain
 
+from helpers import SMALL
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from helpers import SMALL, split
 
 from den._tf import tf
 from den.data.synthetic import make_task
@@ -12,6 +11,8 @@ from den.model.den import DEN
 from den.model.task_model import TaskModel
 from den.model.tuples import feature_tuples
 from den.train.finetune import FinetuneConfig, finetune
+
+from helpers import SMALL, split
 
 
 # -- feature tuples ---------------------------------------------------------------------
@@ -156,7 +157,8 @@ def test_finetuning_changes_only_the_calibration(small_binary_model, binary_task
     assert before.keys() == after.keys()
     for key in before:
         assert np.array_equal(before[key], after[key]), key  # bit-identical
-    assert any(not np.array_equal(a, v.numpy()) for a, v in zip(cal_before, tm.calibration.variables_to_train))
+    trained = tm.calibration.variables_to_train
+    assert any(not np.array_equal(a, v.numpy()) for a, v in zip(cal_before, trained))
     assert not np.allclose(logits_before, tm.predict_logits(xq))
 
 
