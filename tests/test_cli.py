@@ -1,0 +1,74 @@
+"""The command line: pretrain on a directory of CSVs, predict, info, help, errors."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from den.cli import build_parser, main
+from den.data.synthetic import make_tasks
+
+
+@pytest.fixture()
+def csv_tasks(tmp_path):
+    directory = tmp_path / "tasks"
+    directory.mkdir()
+    for task in make_tasks(3, seed=5, rows=(80, 120), features=(2, 4)):
+        frame = pd.DataFrame(task.x, columns=[f"c{j}" for j in range(task.n_features)])
+        frame["target"] = np.where(task.y == 1, "yes", "no")
+        frame.to_csv(directory / f"{task.name}.csv", index=False)
+    return directory
+
+
+def test_pretrain_then_predict(tmp_path, csv_tasks, capsys):
+    model = tmp_path / "model.npz"
+    assert main(["pretrain", "--tasks", str(csv_tasks), "--out", str(model), "--steps", "15",
+                 "--query-rows", "16", "--support-rows", "16", "--quiet"]) == 0
+    assert model.is_file() and not (tmp_path / "model.npz.checkpoint").exists()
+    assert main(["info", str(model)]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["config"]["head"] == "binary" and len(info["metadata"]["pretrained_on"]) == 3
+
+    task = make_tasks(1, seed=9, rows=(120, 120), features=(3, 3))[0]
+    frame = pd.DataFrame(task.x, columns=["a", "b", "c"])
+    frame["label"] = np.where(task.y == 1, "pos", "neg")
+    frame[:50].to_csv(tmp_path / "support.csv", index=False)
+    frame[50:].to_csv(tmp_path / "query.csv", index=False)  # target column present: ignored
+    out = tmp_path / "pred.csv"
+    assert main(["predict", "--model", str(model), "--support", str(tmp_path / "support.csv"),
+                 "--target", "label", "--query", str(tmp_path / "query.csv"), "--out", str(out),
+                 "--finetune-epochs", "1", "--keep-query-columns"]) == 0
+    pred = pd.read_csv(out)
+    assert len(pred) == 70
+    assert list(pred.columns[-3:]) == ["prediction", "proba_neg", "proba_pos"]
+    assert set(pred["prediction"]) <= {"pos", "neg"}
+    np.testing.assert_allclose(pred["proba_neg"] + pred["proba_pos"], 1, atol=1e-6)
+
+
+def test_errors_name_the_problem_and_write_nothing(tmp_path, csv_tasks, capsys):
+    support = next(csv_tasks.glob("*.csv"))
+    out = tmp_path / "pred.csv"
+    code = main(["predict", "--model", str(tmp_path / "none.npz"), "--support", str(support),
+                 "--target", "target", "--query", str(support), "--out", str(out)])
+    assert code == 2 and not out.exists()
+    assert "none.npz" in capsys.readouterr().err
+    code = main(["predict", "--model", "m", "--support", str(support), "--target", "label",
+                 "--query", str(support), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "no column 'label'" in err and "'target'" in err
+    assert main(["pretrain", "--tasks", str(tmp_path / "nowhere"), "--out", str(out)]) == 2
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["predict", "pretrain", "info"])
+def test_help_explains_every_option(command, capsys):
+    parser = build_parser()
+    with pytest.raises(SystemExit):
+        parser.parse_args([command, "--help"])
+    text = capsys.readouterr().out
+    sub = parser._subparsers._group_actions[0].choices[command]
+    for action in sub._actions:
+        if action.option_strings and action.dest != "help":
+            assert action.help, f"{command} {action.option_strings} has no help"
+            assert action.option_strings[-1] in text

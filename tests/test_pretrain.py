@@ -1,0 +1,78 @@
+"""Pre-training: episodes, checkpoint/resume, bad tasks."""
+
+import numpy as np
+import pytest
+
+from den.data.synthetic import make_tasks
+from den.data.tasks import Task
+from den.errors import DENError, DENInputError
+from den.model.config import ModelConfig
+from den.train.episodes import halve_support, split_rows
+from den.train.pretrain import PretrainConfig, pretrain
+
+from helpers import SMALL
+
+
+def test_split_rows_is_disjoint_and_covers_every_class():
+    y = np.r_[np.zeros(95, int), np.ones(5, int)]
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        support, query = split_rows(y, 8, 30, rng)
+        assert len(support) == 8 and len(query) == 30
+        assert not set(support) & set(query)
+        assert set(y[support]) == {0, 1}
+    support, query = split_rows(y[:10], 256, 256, rng)  # small task: sizes shrink
+    assert len(support) + len(query) == 10 and not set(support) & set(query)
+
+
+def test_halve_support_is_stratified():
+    y = np.r_[np.zeros(40, int), np.ones(10, int)]
+    a, b = halve_support(y, np.random.default_rng(1))
+    assert sorted(np.r_[a, b].tolist()) == list(range(50))
+    assert set(y[a]) == set(y[b]) == {0, 1}
+
+
+def test_resumed_run_matches_an_uninterrupted_one(tmp_path):
+    tasks = make_tasks(3, seed=2, rows=(60, 80), features=(2, 4))
+    model_config = ModelConfig(**SMALL)
+    settings = dict(query_rows=16, support_rows=16, checkpoint_every=5, seed=4)
+    first = pretrain(tasks, model_config, PretrainConfig(steps=10, **settings),
+                     checkpoint_dir=tmp_path / "ckpt", progress=None)
+    assert first.metadata["pretrained_on"] == [t.name for t in tasks]
+    resumed = pretrain(tasks, model_config, PretrainConfig(steps=20, **settings),
+                       checkpoint_dir=tmp_path / "ckpt", progress=None)
+    straight = pretrain(tasks, model_config, PretrainConfig(steps=20, **settings), progress=None)
+    a, b = resumed.network.weights_dict(), straight.network.weights_dict()
+    for key in a:
+        np.testing.assert_allclose(a[key], b[key], atol=1e-5, err_msg=key)
+    assert not np.allclose(a["den/h_z"], first.network.weights_dict()["den/h_z"])
+
+
+def test_checkpoint_of_another_run_is_refused(tmp_path):
+    tasks = make_tasks(2, seed=2, rows=(60, 80), features=(2, 4))
+    config = PretrainConfig(steps=2, query_rows=8, support_rows=8)
+    pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path, progress=None)
+    with pytest.raises(DENError, match="other tasks or settings"):
+        pretrain(tasks[:1], ModelConfig(**SMALL), config, checkpoint_dir=tmp_path, progress=None)
+
+
+def test_progress_lines(capsys):
+    import io
+
+    stream = io.StringIO()
+    tasks = make_tasks(2, seed=2, rows=(60, 80), features=(2, 4))
+    pretrain(tasks, ModelConfig(**SMALL), PretrainConfig(steps=3, query_rows=8, support_rows=8),
+             progress=stream)
+    last = stream.getvalue().strip().splitlines()[-1]
+    assert last.startswith("pretrain 3/3 100%") and "steps/s" in last and "loss" in last
+
+
+def test_bad_tasks_are_refused():
+    one_class = Task("flat", np.zeros((20, 2)), np.zeros(20, int))
+    with pytest.raises(DENInputError, match="'flat' has a single class"):
+        pretrain([one_class], ModelConfig(**SMALL), PretrainConfig(steps=1), progress=None)
+    three = Task("three", np.random.default_rng(0).normal(size=(30, 2)), np.arange(30) % 3)
+    with pytest.raises(DENInputError, match="'three' has 3 classes"):
+        pretrain([three], ModelConfig(**SMALL), PretrainConfig(steps=1), progress=None)
+    with pytest.raises(ValueError, match="infinite"):
+        Task("inf", np.array([[1.0], [np.inf]]), np.array([0, 1]))
