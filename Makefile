@@ -19,8 +19,10 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES)
 
+# pytest exits 5 when it collects no tests: a broken suite, not a pass.
 test: $(STAMP)
-	$(PY) -m pytest
+	@$(PY) -m pytest $(PYTEST_ARGS); status=$$?; \
+	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check workflow tests

@@ -85,10 +85,11 @@ class DENNetwork(tf.Module):
             self.phi_layers = [_Dense(rng, a, b, True, f"phi{i + 1}") for i, (a, b) in
                                enumerate(zip(p[:-1], p[1:]))]
             self.phi_out = _Dense(rng, p[-1], p[-1], False, "phi_out")
-            q = [p[-1]] + list(config.psi_units)
-            self.psi_layers = [_Dense(rng, a, b, True, f"psi{i}") for i, (a, b) in
-                               enumerate(zip(q[:-1], q[1:]))]
-            self.psi_out = _Dense(rng, q[-1], 1, False, "psi_out")
+            if binary:  # psi only exists for the binary head (eq. 3)
+                q = [p[-1]] + list(config.psi_units)
+                self.psi_layers = [_Dense(rng, a, b, True, f"psi{i}") for i, (a, b) in
+                                   enumerate(zip(q[:-1], q[1:]))]
+                self.psi_out = _Dense(rng, q[-1], 1, False, "psi_out")
 
     # -- embedding block ---------------------------------------------------------------
     def _h(self, z_tuples, label_part=None):

@@ -29,7 +29,7 @@ class FinetuneConfig:
 
     epochs: int = 10
     steps_per_epoch: int = 10
-    learning_rate: float = 0.01
+    learning_rate: float = 0.001
     seed: int = 0
 
     def __post_init__(self):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+import time
 from pathlib import Path
 from typing import TextIO
 
@@ -199,6 +200,7 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
     bar = Progress(config.steps, "pretrain", stream=progress, start=start)
     support_range = (config.support_rows_min or config.support_rows, config.support_rows)
     running, window = [], 50
+    timed_from = None  # (step, time) after the first step, which includes tracing
     try:
         for i in range(start, config.steps):
             rng = np.random.default_rng([config.seed, i])
@@ -215,6 +217,8 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
                 tf.constant(model.tuples(len(ep.columns))))
             step.assign_add(1)
             running.append(float(loss))
+            if timed_from is None:
+                timed_from = (i + 1, time.perf_counter())
             if len(running) > window:
                 running.pop(0)
             done = i + 1
@@ -228,9 +232,13 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
         raise
     if manager is not None and int(step.numpy()) != start:
         save_checkpoint()
+    steps_per_s = None
+    if timed_from is not None and config.steps > timed_from[0]:
+        steps_per_s = (config.steps - timed_from[0]) / (time.perf_counter() - timed_from[1])
     model.metadata = {
         "pretrained_on": [t.name for t in tasks],
         "pretrain": config.to_dict(),
         "loss_curve": history,
+        "steps_per_s": steps_per_s,
     }
     return model

@@ -1,0 +1,17 @@
+# den-workflow: `snakemake --cores N` runs the default config (offline, minutes on 2 cores).
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/demo.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        "results/demo/summary.csv",
