@@ -21,11 +21,14 @@ class Progress:
     """Prints ``label done/total pct | key value | rate | ETA`` at most every ``interval_s``.
 
     On a terminal the line is redrawn in place; elsewhere (log files) each update is a
-    new line. ``stream=None`` silences it.
+    new line. ``stream=None`` silences it; the default "stderr" means ``sys.stderr`` at the
+    time of the call (so a redirection of stderr, e.g. to a log file, is followed).
     """
 
-    def __init__(self, total: int, label: str, *, unit: str = "steps", stream: TextIO | None = sys.stderr,
-                 interval_s: float = 2.0, start: int = 0):
+    def __init__(self, total: int, label: str, *, unit: str = "steps",
+                 stream: TextIO | None | str = "stderr", interval_s: float = 2.0, start: int = 0):
+        if stream == "stderr":
+            stream = sys.stderr
         self.total, self.label, self.unit = int(total), label, unit
         self.stream, self.interval_s = stream, interval_s
         self._start_count = start

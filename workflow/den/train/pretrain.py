@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 import time
 from pathlib import Path
 from typing import TextIO
@@ -108,7 +107,7 @@ def _fingerprint(tasks: list[Task], model_config: ModelConfig, config: PretrainC
 
 def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
              config: PretrainConfig | None = None, *, checkpoint_dir: str | Path | None = None,
-             progress: TextIO | None = sys.stderr) -> DEN:
+             progress: TextIO | None | str = "stderr") -> DEN:
     """Pre-train a DEN on ``tasks``.
 
     Args:
@@ -117,7 +116,7 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
         model_config: architecture (default ``ModelConfig()``).
         config: run settings (default ``PretrainConfig()``).
         checkpoint_dir: where to checkpoint and resume from (None: no checkpoints).
-        progress: stream for progress lines (None: silent).
+        progress: stream for progress lines (None: silent; "stderr": ``sys.stderr`` now).
 
     Returns:
         the pre-trained ``DEN``; ``metadata`` records the tasks, steps and loss curve.
