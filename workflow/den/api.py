@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from den.data.encoding import TabularEncoder, encode_labels
 from den.errors import DENInputError
 from den.model.den import DEN
-from den.model.task_model import DEFAULT_CHUNK_ROWS, TaskModel
+from den.model.task_model import TaskModel
 from den.train.finetune import FinetuneConfig, finetune
 
 VARIANTS = ("den", "no_finetune")
@@ -53,7 +53,8 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
             PLF w/o fine-tuning" whatever the variant.
         finetune_epochs, finetune_steps_per_epoch, finetune_learning_rate: see
             ``den.train.finetune.FinetuneConfig``.
-        chunk_rows: query rows scored at once (memory bound for large query sets).
+        chunk_rows: query rows scored at once (memory bound for large query sets);
+            None picks a size from the number of feature tuples.
         min_support_rows: fewer labelled rows than this is an error.
         seed: seed of fine-tuning.
 
@@ -66,7 +67,7 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, model=None, variant: str = "den", finetune_epochs: int = 10,
                  finetune_steps_per_epoch: int = 10, finetune_learning_rate: float = 0.01,
-                 chunk_rows: int = DEFAULT_CHUNK_ROWS, min_support_rows: int = 10, seed: int = 0):
+                 chunk_rows: int | None = None, min_support_rows: int = 10, seed: int = 0):
         self.model = model
         self.variant = variant
         self.finetune_epochs = finetune_epochs

@@ -56,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "columns, written atomically (nothing is written on error)")
     p.add_argument("--keep-query-columns", action="store_true",
                    help="copy the query's columns into the output before the predictions")
-    p.add_argument("--chunk-rows", type=int, default=1024, metavar="N",
-                   help="query rows scored at once; bounds memory for huge query files (default: 1024)")
+    p.add_argument("--chunk-rows", type=int, metavar="N",
+                   help="query rows scored at once; bounds memory for huge query files "
+                        "(default: chosen from the number of features)")
     p.add_argument("--min-support-rows", type=int, default=10, metavar="N",
                    help="refuse support sets with fewer labelled rows (default: 10)")
     _add_finetune_options(p)

@@ -15,7 +15,15 @@ from den.errors import DENInputError
 from den.model.calibration import fit_keypoints, to_unit
 from den.model.den import DEN
 
-DEFAULT_CHUNK_ROWS = 1024
+# Tuple-rows (query rows x feature tuples) per chunk when ``chunk_rows`` is not given:
+# phi's 64 x 64 layers on ~130k tuple-rows keep their activations near the cache, which on a
+# 2-core CPU scores about 20% more rows per second than chunks several times that size.
+TUPLE_ROWS_PER_CHUNK = 1 << 17
+
+
+def auto_chunk_rows(n_tuples: int) -> int:
+    """Query rows per chunk for a task with ``n_tuples`` feature tuples (32..65536)."""
+    return int(min(65536, max(32, TUPLE_ROWS_PER_CHUNK // max(1, n_tuples))))
 
 
 class TaskModel:
@@ -93,13 +101,13 @@ class TaskModel:
                 tf.constant(self.tuples), tf.constant(self.n_classes, tf.int32))
         return self._context
 
-    def predict_logits(self, x_query: np.ndarray, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> np.ndarray:
+    def predict_logits(self, x_query: np.ndarray, chunk_rows: int | None = None) -> np.ndarray:
         """Scores of query rows.
 
         Args:
             x_query: (m, d) raw query features.
             chunk_rows: rows scored per call (bounds memory: about chunk_rows x T x 64
-                floats live at once).
+                floats live at once); None chooses ``auto_chunk_rows(T)``.
 
         Returns:
             binary head: (m,) logits of class 1; multiclass: (m, L) class scores.
@@ -108,6 +116,8 @@ class TaskModel:
         if x_query.ndim != 2 or x_query.shape[1] != self.n_features:
             raise DENInputError(f"query features must have {self.n_features} columns like the "
                                 f"support set, got shape {x_query.shape}")
+        if chunk_rows is None:
+            chunk_rows = auto_chunk_rows(len(self.tuples))
         if chunk_rows < 1:
             raise DENInputError(f"chunk_rows must be >= 1, got {chunk_rows}")
         kernel, missing = self.calibration_parameters()
@@ -123,7 +133,7 @@ class TaskModel:
             out[start:start + len(unit)] = logits if binary else logits[:, :self.n_classes]
         return out
 
-    def predict_proba(self, x_query: np.ndarray, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> np.ndarray:
+    def predict_proba(self, x_query: np.ndarray, chunk_rows: int | None = None) -> np.ndarray:
         """(m, L) class probabilities of query rows (L = 2 for the binary head)."""
         logits = self.predict_logits(x_query, chunk_rows)
         if self.den.config.head == "binary":
