@@ -7,6 +7,8 @@ Keys (stable, so figures can be compared over time):
                             fine-tuning-free adaptation on 50 support rows
     predict_1m_peak_rss_mb  peak resident memory (MiB) of a fresh process that adapts a
                             model and predicts 1,000,000 query rows with d = 20
+    matmul_gflops           this machine's float32 matrix-multiply rate (2048 x 2048,
+                            TensorFlow): divide by it to compare figures across machines
     quick                   whether --quick shrank the sizes (smoke run; not comparable)
     tensorflow              TensorFlow version
 Timings exclude TensorFlow's one-off tracing of the compiled functions.
@@ -62,6 +64,19 @@ def bench_predict(rows: int) -> float:
     return rows / (time.perf_counter() - start)
 
 
+def matmul_gflops(n: int = 2048, reps: int = 5) -> float:
+    """Float32 matrix-multiply throughput of this machine in GFLOP/s."""
+    from den._tf import tf
+
+    a = tf.constant(np.random.default_rng(3).random((n, n), dtype=np.float32))
+    product = tf.function(lambda: tf.matmul(a, a))
+    product()
+    start = time.perf_counter()
+    for _ in range(reps):
+        product().numpy()
+    return 2.0 * n**3 * reps / (time.perf_counter() - start) / 1e9
+
+
 def predict_peak_rss_mb(rows: int) -> float:
     """Peak RSS (MiB) of a child process predicting ``rows`` rows."""
     out = subprocess.run([sys.executable, "-m", "den.bench", "--child-predict", str(rows)],
@@ -95,6 +110,7 @@ def main(argv=None) -> int:
         "pretrain_steps_per_s": round(bench_pretrain(steps), 2),
         "predict_rows_per_s": round(bench_predict(rows), 1),
         "predict_1m_peak_rss_mb": predict_peak_rss_mb(big),
+        "matmul_gflops": round(matmul_gflops(), 1),
         "quick": bool(args.quick),
         "tensorflow": tf.__version__,
     }
