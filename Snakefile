@@ -8,10 +8,13 @@ configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/demo.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/pretrain.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:
     default_target: True
     input:
-        "results/demo/summary.csv",
+        expand("results/tables/{experiment}.tex", experiment=EXPERIMENTS),

@@ -59,3 +59,25 @@ class Task:
 
     def feature_name(self, j: int) -> str:
         return self.feature_names[j] if self.feature_names else f"f{j}"
+
+    # -- the normalised file of a dataset (one per dataset in the workflow) ------------------
+    def save(self, path) -> None:
+        """Write features, labels and metadata to one ``.npz`` file, atomically."""
+        import json
+
+        from den.io import atomic_write
+
+        meta = {"name": self.name, "feature_names": list(self.feature_names),
+                "classes": [c if isinstance(c, (int, float, str)) else str(c) for c in self.classes]}
+        with atomic_write(path) as handle:
+            np.savez_compressed(handle, x=self.x, y=self.y, meta=np.array(json.dumps(meta)))
+
+    @classmethod
+    def load(cls, path) -> Task:
+        """Read a file written by ``save``."""
+        import json
+
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(str(data["meta"]))
+            return cls(name=meta["name"], x=data["x"], y=data["y"], feature_names=meta["feature_names"],
+                       classes=meta["classes"])

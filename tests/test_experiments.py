@@ -1,0 +1,63 @@
+"""Evaluation jobs and the tables they aggregate into."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from den.data.synthetic import make_task
+from den.evaluate import support_query_split
+from den.experiments import evaluate_method, pretrained_model_kind, split_seed
+from den.report.tables import describe_run, latex_method_table, method_summary
+from den.workflow_config import ConfigError, experiments
+
+
+def test_split_is_disjoint_has_every_class_and_depends_on_seed():
+    y = np.r_[np.zeros(300, int), np.ones(4, int)]
+    support, query = support_query_split(y, 50, seed=1)
+    assert len(support) == 50 and len(query) == 254 and not set(support) & set(query)
+    assert set(y[support]) == {0, 1}
+    assert not np.array_equal(support, support_query_split(y, 50, seed=2)[0])
+    assert split_seed(1, "a", 0) == split_seed(1, "a", 0) != split_seed(1, "a", 1)
+
+
+def test_direct_and_den_methods_score_the_same_split(small_binary_model):
+    task = make_task("t", 300, 4, seed=3)
+    direct = evaluate_method({"kind": "direct", "model": "logistic_regression"}, task, n_support=50,
+                             seed=0, repeat=0)
+    den = evaluate_method({"kind": "den", "variant": "no_finetune"}, task, n_support=50, seed=0, repeat=0,
+                          model=small_binary_model)
+    assert direct["split_seed"] == den["split_seed"] and den["n_query"] == 250
+    for metrics in (direct, den):
+        assert 0.0 <= metrics["auc"] <= 1.0 and 0.0 <= metrics["accuracy"] <= 1.0
+    assert direct["auc"] > 0.7  # a learnable task
+    assert pretrained_model_kind({"kind": "den", "variant": "no_plf"}) == "no_plf"
+    assert pretrained_model_kind({"kind": "direct", "model": "mlp"}) is None
+
+
+def test_method_summary_and_latex():
+    scores = pd.DataFrame({
+        "dataset": ["a", "a", "b", "b"] * 2,
+        "repeat": [0, 1, 0, 1] * 2,
+        "method": ["den"] * 4 + ["lr"] * 4,
+        "auc": [0.9, 0.8, 0.7, 0.6, 0.8, 0.8, 0.75, 0.5],
+    })
+    summary = method_summary(scores, "auc", ["den", "lr"])
+    assert summary.loc["den", "mean"] == pytest.approx(75.0)
+    # (a, 1) is a tie: it counts as best for both methods
+    assert summary.loc["den", "best_pct"] == 75.0 and summary.loc["lr", "best_pct"] == 50.0
+    tex = latex_method_table(summary, "auc", {"den": "DEN", "lr": "Direct LR"}, "cap", "table:x")
+    assert "\\textbf{75.00} (" in tex and "\\textbf{75.00\\%}" in tex and "Direct LR & 71.25" in tex
+    assert "\\toprule" in tex and "\\bottomrule" in tex
+    assert describe_run(scores) == "2 datasets (a, b) $\\times$ 2 repeats"
+
+
+def test_config_cross_references_are_checked():
+    config = {"datasets": {"a": {"source": "sklearn"}}, "methods": {"den": {"kind": "den"}},
+              "experiments": {"t": {"datasets": ["a", "b"], "methods": ["den"]}}}
+    with pytest.raises(ConfigError, match="experiments.t.datasets: unknown dataset 'b'"):
+        experiments(config)
+    config["experiments"]["t"] = {"datasets": ["a"], "methods": ["knn"]}
+    with pytest.raises(ConfigError, match="unknown method 'knn'"):
+        experiments(config)
+    config["experiments"]["t"] = {"datasets": ["a"], "methods": ["den"]}
+    assert experiments(config)["t"]["repeats"] == 20  # defaults filled in

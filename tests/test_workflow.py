@@ -1,0 +1,78 @@
+"""The Snakemake workflow end to end on a tiny config (generated data, few steps)."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or shutil.which("snakemake")
+
+TINY = {
+    "seed": 5,
+    "pretrain": {"steps": 8, "query_rows": 16, "support_rows": 16, "support_rows_min": 8},
+    "finetune": {"epochs": 1, "steps_per_epoch": 2},
+    "datasets": {
+        "g1": {"source": "synthetic", "rows": 120, "features": 3, "seed": 1},
+        "g2": {"source": "synthetic", "rows": 120, "features": 5, "seed": 2},
+        "m1": {"source": "synthetic", "rows": 120, "features": 3, "classes": 3, "seed": 3},
+        "m2": {"source": "synthetic", "rows": 120, "features": 4, "classes": 3, "seed": 4},
+    },
+    "methods": {
+        "den": {"kind": "den", "variant": "den", "label": "DEN"},
+        "den_no_plf": {"kind": "den", "variant": "no_plf"},
+        "lr": {"kind": "direct", "model": "logistic_regression"},
+    },
+    "experiments": {
+        "bin": {"datasets": ["g1", "g2"], "methods": ["den", "den_no_plf", "lr"], "n_support": 30,
+                "repeats": 1, "caption": "Tiny binary"},
+        "mc": {"head": "multiclass", "metric": "accuracy", "datasets": ["m1", "m2"], "methods": ["den", "lr"],
+               "n_support": 30, "repeats": 1},
+    },
+}
+
+
+def _snakemake(workdir, *args):
+    return subprocess.run([SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "--directory", str(workdir), *args],
+                          capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("wf")
+    (workdir / "config").mkdir()
+    (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(TINY))
+    run = _snakemake(workdir, "--cores", "2")
+    assert run.returncode == 0, run.stderr[-3000:]
+    return workdir
+
+
+def test_every_table_exists_with_valid_numbers(finished_run):
+    for name, methods in (("bin", ["den", "den_no_plf", "lr"]), ("mc", ["den", "lr"])):
+        tex = (finished_run / "results" / "tables" / f"{name}.tex").read_text()
+        assert "\\toprule" in tex and "2 datasets" in tex and "1 repeats" in tex
+        summary = pd.read_csv(finished_run / "results" / "tables" / f"{name}.csv", index_col=0)
+        assert list(summary.index) == methods
+        assert summary["mean"].between(0, 100).all() and summary["best_pct"].between(0, 100).all()
+    assert "DEN &" in (finished_run / "results" / "tables" / "bin.tex").read_text()
+    logs = list((finished_run / "results" / "logs").rglob("*.log"))
+    benchmarks = list((finished_run / "results" / "benchmarks").rglob("*.tsv"))
+    assert len(logs) == len(benchmarks) > 10
+
+
+def test_complete_run_has_nothing_left_to_do(finished_run):
+    dry = _snakemake(finished_run, "-n")
+    assert dry.returncode == 0
+    assert "Nothing to be done" in dry.stdout + dry.stderr
+
+
+def test_a_wrong_key_fails_at_start_naming_it(tmp_path):
+    (tmp_path / "config").mkdir()
+    bad = {**TINY, "experiments": {"bin": {**TINY["experiments"]["bin"], "repeatz": 3}}}
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(bad))
+    run = _snakemake(tmp_path, "-n")
+    assert run.returncode != 0 and "repeatz" in run.stdout + run.stderr

@@ -1,0 +1,21 @@
+# Datasets: download (or generate) and preprocess into one normalised file each.
+
+
+rule prepare_dataset:
+    output:
+        data="results/data/{dataset}.npz",
+    params:
+        spec=lambda wildcards: config["datasets"][wildcards.dataset],
+        cache_dir="resources",
+    log:
+        "results/logs/prepare_dataset/{dataset}.log",
+    benchmark:
+        "results/benchmarks/prepare_dataset/{dataset}.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        ENV
+    script:
+        "../scripts/prepare_dataset.py"

@@ -1,0 +1,25 @@
+# One job per (experiment, method, dataset, repeat): split, fit on the support set, score.
+
+
+rule evaluate:
+    input:
+        unpack(evaluation_inputs),
+    output:
+        scores="results/scores/{experiment}/{method}/{dataset}/{repeat}.json",
+    params:
+        method=lambda wildcards: config["methods"][wildcards.method],
+        n_support=lambda wildcards: EXPERIMENTS[wildcards.experiment]["n_support"],
+        finetune=config.get("finetune", {}),
+        seed=config["seed"],
+    log:
+        "results/logs/evaluate/{experiment}/{method}/{dataset}/{repeat}.log",
+    benchmark:
+        "results/benchmarks/evaluate/{experiment}/{method}/{dataset}/{repeat}.tsv"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    conda:
+        ENV
+    script:
+        "../scripts/evaluate.py"

@@ -1,0 +1,25 @@
+# Tables: every evaluation of an experiment -> LaTeX (booktabs) + CSVs.
+
+
+rule table:
+    input:
+        scores=lambda wildcards: score_files(config, wildcards.experiment),
+    output:
+        tex=report("results/tables/{experiment}.tex", category="Tables"),
+        csv="results/tables/{experiment}.csv",
+        per_dataset="results/tables/{experiment}_datasets.csv",
+    params:
+        experiment=lambda wildcards: EXPERIMENTS[wildcards.experiment],
+        labels=lambda wildcards: {m: s.get("label", m) for m, s in config["methods"].items()},
+    log:
+        "results/logs/table/{experiment}.log",
+    benchmark:
+        "results/benchmarks/table/{experiment}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV
+    script:
+        "../scripts/table.py"

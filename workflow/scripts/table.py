@@ -1,0 +1,26 @@
+"""Rule table: an experiment's evaluation JSONs -> LaTeX table and CSVs (den.report.tables)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent))  # noqa: F821  (the den package)
+
+from den.io import atomic_write  # noqa: E402
+from den.logs import log_to  # noqa: E402
+from den.report import tables  # noqa: E402
+
+sm = snakemake  # noqa: F821
+spec = sm.params.experiment
+with log_to(sm.log[0]):
+    scores = tables.collect(sm.input.scores)
+    summary = tables.method_summary(scores, spec["metric"], spec["methods"])
+    caption = f"{spec['caption']} ({tables.describe_run(scores)}; {spec['n_support']} support rows)".lstrip()
+    tex = tables.latex_method_table(summary, spec["metric"], dict(sm.params.labels), caption,
+                                    f"table:{sm.wildcards.experiment}")
+    with atomic_write(sm.output.tex, "w") as handle:
+        handle.write(tex)
+    with atomic_write(sm.output.csv, "w") as handle:
+        summary.to_csv(handle)
+    with atomic_write(sm.output.per_dataset, "w") as handle:
+        tables.dataset_summary(scores, spec["metric"]).to_csv(handle, index=False)
+    print(tex)
