@@ -9,6 +9,7 @@ configfile: "config/config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/simulate.smk"
 include: "workflow/rules/pretrain.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
@@ -18,3 +19,4 @@ rule all:
     default_target: True
     input:
         expand("results/tables/{experiment}.tex", experiment=EXPERIMENTS),
+        wc.figure_targets(config),

@@ -49,6 +49,8 @@ def test_method_summary_and_latex():
     assert "\\textbf{75.00} (" in tex and "\\textbf{75.00\\%}" in tex and "Direct LR & 71.25" in tex
     assert "\\toprule" in tex and "\\bottomrule" in tex
     assert describe_run(scores) == "2 datasets (a, b) $\\times$ 2 repeats"
+    scores["dataset"] = scores["dataset"].map({"a": "gen_a", "b": "b"})
+    assert "(b, gen\\_a)" in describe_run(scores)
 
 
 def test_config_cross_references_are_checked():
@@ -60,4 +62,31 @@ def test_config_cross_references_are_checked():
     with pytest.raises(ConfigError, match="unknown method 'knn'"):
         experiments(config)
     config["experiments"]["t"] = {"datasets": ["a"], "methods": ["den"]}
+    with pytest.raises(ConfigError, match="leave-one-dataset-out needs >= 2 datasets"):
+        experiments(config)
+    config["experiments"]["t"] = {"datasets": ["a"], "methods": ["den"], "pretrain_on": ["a"]}
     assert experiments(config)["t"]["repeats"] == 20  # defaults filled in
+
+
+def test_subtasks_settings_and_transfer_protocol():
+    from den.data.synthetic import make_task
+    from den.experiments import subtask
+    from den.workflow_config import experiments, settings, training_datasets
+
+    task = make_task("t", 50, 10, seed=1)
+    small = subtask(task, (3, 5), seed=4)
+    assert 3 <= small.n_features <= 5
+    assert small.feature_names == sorted(small.feature_names, key=lambda n: int(n[1:]))  # original order
+    assert subtask(task, (3, 5), seed=4).feature_names == small.feature_names  # same for every method
+    assert settings({"sweep": {"order": [1, 3]}}) == {"order-1": {"order": 1}, "order-3": {"order": 3}}
+    assert settings({"sweep": None}) == {"base": {}}
+    config = {"datasets": {"a": {"source": "sklearn"}, "b": {"source": "sklearn"}},
+              "image_datasets": {"digits": {"source": "sklearn"}},
+              "cnn_zoo": {"images": ["digits"], "cutoffs": [1, 2]},
+              "methods": {"den": {"kind": "den"}},
+              "experiments": {"lodo": {"datasets": ["a", "b"], "methods": ["den"]},
+                              "transfer": {"pretrain_on": ["simulated", "b"], "datasets": ["a"],
+                                           "methods": ["den"]}}}
+    specs = experiments(config)
+    assert training_datasets(config, specs["lodo"], "a") == ["b"]
+    assert training_datasets(config, specs["transfer"], "all") == ["sim-digits-c1", "sim-digits-c2", "b"]

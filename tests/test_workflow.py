@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from den.data.tasks import Task
+
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or shutil.which("snakemake")
 
@@ -22,6 +24,10 @@ TINY = {
         "m1": {"source": "synthetic", "rows": 120, "features": 3, "classes": 3, "seed": 3},
         "m2": {"source": "synthetic", "rows": 120, "features": 4, "classes": 3, "seed": 4},
     },
+    "image_datasets": {"digits": {"source": "sklearn", "name": "digits"}},
+    "cnn_zoo": {"images": ["digits"], "cutoffs": [3, 6], "cnns": 2, "shard_size": 1, "max_train": 300,
+                "ranges": {"conv_layers": [0, 1], "dense_layers": [1, 2], "filters": [2, 4], "units": [2, 4],
+                           "epochs": [1, 1]}},
     "methods": {
         "den": {"kind": "den", "variant": "den", "label": "DEN"},
         "den_no_plf": {"kind": "den", "variant": "no_plf"},
@@ -32,6 +38,9 @@ TINY = {
                 "repeats": 1, "caption": "Tiny binary"},
         "mc": {"head": "multiclass", "metric": "accuracy", "datasets": ["m1", "m2"], "methods": ["den", "lr"],
                "n_support": 30, "repeats": 1},
+        "keypoints": {"pretrain_on": ["simulated"], "sweep": {"n_keypoints": [3, 6]},
+                      "datasets": ["g1", "g2"], "methods": ["den"], "n_support": 30, "repeats": 1,
+                      "figure": True, "subtask_features": [2, 3]},
     },
 }
 
@@ -59,6 +68,12 @@ def test_every_table_exists_with_valid_numbers(finished_run):
         assert list(summary.index) == methods
         assert summary["mean"].between(0, 100).all() and summary["best_pct"].between(0, 100).all()
     assert "DEN &" in (finished_run / "results" / "tables" / "bin.tex").read_text()
+    sweep = (finished_run / "results" / "tables" / "keypoints.tex").read_text()
+    assert "n\\_keypoints & g1 & g2" in sweep and sweep.count("\\textbf") >= 2
+    for ext in ("pdf", "png"):
+        assert (finished_run / "results" / "figures" / f"keypoints.{ext}").stat().st_size > 1000
+    sim = Task.load(finished_run / "results" / "data" / "sim-digits-c3.npz")
+    assert sim.n_features == 2 and 0.2 < sim.y.mean() < 0.4  # classes 0-2 of 10 are positive
     logs = list((finished_run / "results" / "logs").rglob("*.log"))
     benchmarks = list((finished_run / "results" / "benchmarks").rglob("*.tsv"))
     assert len(logs) == len(benchmarks) > 10

@@ -40,12 +40,25 @@ def split_seed(seed: int, dataset: str, repeat: int) -> int:
     return int(np.random.default_rng([seed, zlib.crc32(dataset.encode()), repeat]).integers(2**31))
 
 
+def subtask(task: Task, features: tuple[int, int], seed: int) -> Task:
+    """A random subset of C of the task's features, C uniform in ``features`` = (lo, hi)
+    (capped by d): the aggregation sub-tasks of the fixed- and variable-length tables."""
+    rng = np.random.default_rng([seed, 7])
+    hi = min(task.n_features, features[1])
+    c = int(rng.integers(min(features[0], hi), hi + 1))
+    keep = np.sort(rng.choice(task.n_features, c, replace=False))
+    return Task(name=task.name, x=task.x[:, keep], y=task.y,
+                feature_names=[task.feature_names[j] for j in keep], classes=task.classes)
+
+
 def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat: int,
-                    model=None, finetune_config=None) -> dict:
+                    model=None, finetune_config=None, subtask_features=None) -> dict:
     """Split ``task``, fit the method on the support rows, score the query rows.
 
     Args:
         spec: the method's config entry.
+        subtask_features: (lo, hi) to evaluate on a random sub-task of C in [lo, hi] features
+            (drawn per repeat, the same for every method); None uses every feature.
         model: the pre-trained ``DEN`` (DEN methods).
         finetune_config: ``FinetuneConfig`` for the ``den`` variant.
 
@@ -53,6 +66,8 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
         dict with auc, accuracy, n_support, n_query, split_seed.
     """
     s = split_seed(seed, task.name, repeat)
+    if subtask_features is not None:
+        task = subtask(task, tuple(subtask_features), s)
     support, query = support_query_split(task.y, n_support, s)
     if spec["kind"] == "den":
         from den.model.task_model import TaskModel
@@ -70,4 +85,4 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
         proba = direct_predict_proba(spec["model"], task.x[support], task.y[support], task.x[query],
                                      task.n_classes, hidden=spec.get("hidden", (8,)), seed=s)
     return {**score(task.y[query], proba), "n_support": int(len(support)), "n_query": int(len(query)),
-            "split_seed": s}
+            "n_features": task.n_features, "split_seed": s}

@@ -1,30 +1,64 @@
-"""Checks of the workflow config beyond its schema, and the job lists the rules expand."""
+"""The workflow config beyond its schema: cross-reference checks, defaults, and the file
+lists the rules expand. Rules call these so the job graph is defined in one place.
+
+Protocols of an experiment:
+    leave-one-dataset-out (no ``pretrain_on``): one pre-training run per held-out dataset,
+        on the experiment's other datasets ("results/models/<exp>/<setting>/<kind>/<held-out>.npz");
+    transfer (``pretrain_on``: dataset names, "simulated" for every CNN-zoo task): one
+        pre-training run ("<...>/all.npz") evaluated on every dataset of the experiment.
+Settings: ``sweep: {key: [values]}`` (e.g. order or n_keypoints) gives one model setting
+per value ("<key>-<value>"); without a sweep the only setting is "base".
+"""
 
 from __future__ import annotations
 
-from den.experiments import check_method, pretrained_model_kind
+from den.experiments import check_method
 
-EXPERIMENT_DEFAULTS = {"caption": "", "head": "binary", "metric": "auc", "n_support": 50, "repeats": 20}
+EXPERIMENT_DEFAULTS = {"caption": "", "head": "binary", "metric": "auc", "n_support": 50, "repeats": 20,
+                       "model": {}, "sweep": None, "pretrain_on": None, "subtask_features": None,
+                       "figure": False}
+SIMULATED = "simulated"
+HELD_OUT_NONE = "all"
 
 
 class ConfigError(ValueError):
     """A config that names things that do not exist; the message names the key."""
 
 
+def simulated_datasets(config: dict) -> list[str]:
+    """Names of the CNN-zoo tasks: "sim-<images>-c<cutoff>"."""
+    zoo = config.get("cnn_zoo") or {}
+    return [f"sim-{images}-c{cutoff}" for images in zoo.get("images", [])
+            for cutoff in zoo.get("cutoffs", [])]
+
+
+def known_datasets(config: dict) -> set[str]:
+    return set(config.get("datasets", {})) | set(simulated_datasets(config))
+
+
 def experiments(config: dict) -> dict[str, dict]:
     """The experiments with defaults filled in, after checking every cross-reference.
 
     Raises:
-        ConfigError: an experiment names an unknown dataset or method, or a method entry
-            is invalid.
+        ConfigError: an experiment names an unknown dataset, method or image set, or a method
+            entry is invalid.
     """
+    known = known_datasets(config)
+    for images in (config.get("cnn_zoo") or {}).get("images", []):
+        if images not in config.get("image_datasets", {}):
+            raise ConfigError(f"cnn_zoo.images: unknown image dataset {images!r}; define it under "
+                              f"'image_datasets'")
     out = {}
     for name, spec in config["experiments"].items():
         full = {**EXPERIMENT_DEFAULTS, **spec}
-        for dataset in full["datasets"]:
-            if dataset not in config["datasets"]:
-                raise ConfigError(f"experiments.{name}.datasets: unknown dataset {dataset!r}; "
-                                  f"define it under 'datasets' (known: {sorted(config['datasets'])})")
+        pretrain_on = full["pretrain_on"] or []
+        for key, names in (("datasets", full["datasets"]), ("pretrain_on", pretrain_on)):
+            for dataset in names:
+                if dataset != SIMULATED and dataset not in known:
+                    raise ConfigError(f"experiments.{name}.{key}: unknown dataset {dataset!r}; define it "
+                                      f"under 'datasets' or 'cnn_zoo' (known: {sorted(known)})")
+        if SIMULATED in pretrain_on and not simulated_datasets(config):
+            raise ConfigError(f"experiments.{name}.pretrain_on: 'simulated' needs a 'cnn_zoo' section")
         for method in full["methods"]:
             if method not in config["methods"]:
                 raise ConfigError(f"experiments.{name}.methods: unknown method {method!r}; "
@@ -33,19 +67,68 @@ def experiments(config: dict) -> dict[str, dict]:
                 check_method(method, config["methods"][method])
             except ValueError as err:
                 raise ConfigError(f"methods.{method}: {err}") from err
+        if full["sweep"] is not None and len(full["sweep"]) != 1:
+            raise ConfigError(f"experiments.{name}.sweep: give exactly one key to sweep")
+        if full["pretrain_on"] is None and len(full["datasets"]) < 2:
+            raise ConfigError(f"experiments.{name}: leave-one-dataset-out needs >= 2 datasets "
+                              f"(or give pretrain_on)")
         out[name] = full
     return out
 
 
-def model_kinds(config: dict, experiment: str) -> list[str]:
-    """Pre-trained model kinds ("plf", "no_plf") the experiment's methods need."""
-    spec = config["experiments"][experiment]
-    kinds = {pretrained_model_kind(config["methods"][m]) for m in spec["methods"]}
-    return sorted(k for k in kinds if k)
+def settings(spec: dict) -> dict[str, dict]:
+    """Model settings of an experiment: {"base": {}} or {"<key>-<value>": {key: value}}."""
+    if not spec.get("sweep"):
+        return {"base": {}}
+    (key, values), = spec["sweep"].items()
+    return {f"{key}-{value}": {key: value} for value in values}
+
+
+def data_file(dataset: str) -> str:
+    return f"results/data/{dataset}.npz"
+
+
+def training_datasets(config: dict, spec: dict, held_out: str) -> list[str]:
+    """Datasets a pre-training run uses: the others (leave-one-out) or ``pretrain_on``."""
+    if spec["pretrain_on"] is None:
+        return [d for d in spec["datasets"] if d != held_out]
+    names = []
+    for entry in spec["pretrain_on"]:
+        names += simulated_datasets(config) if entry == SIMULATED else [entry]
+    return names
+
+
+def held_out_name(spec: dict, dataset: str) -> str:
+    """The model file a dataset is evaluated with: itself held out, or the one transfer model."""
+    return dataset if spec["pretrain_on"] is None else HELD_OUT_NONE
+
+
+def model_params(config: dict, spec: dict, setting: str, kind: str) -> dict:
+    """ModelConfig keyword arguments of a pre-training run."""
+    return {**config.get("model", {}), **spec["model"], **settings(spec)[setting], "head": spec["head"],
+            "use_calibration": kind == "plf", "seed": config.get("seed", 91620)}
 
 
 def score_files(config: dict, experiment: str) -> list[str]:
-    """Every evaluation JSON of an experiment: one per (method, dataset, repeat)."""
+    """Every evaluation JSON of an experiment: one per (setting, method, dataset, repeat)."""
     spec = experiments(config)[experiment]
-    return [f"results/scores/{experiment}/{m}/{d}/{r}.json" for m in spec["methods"]
-            for d in spec["datasets"] for r in range(spec["repeats"])]
+    return [f"results/scores/{experiment}/{s}/{m}/{d}/{r}.json" for s in settings(spec)
+            for m in spec["methods"] for d in spec["datasets"] for r in range(spec["repeats"])]
+
+
+def figure_targets(config: dict) -> list[str]:
+    return [f"results/figures/{name}.{ext}" for name, spec in experiments(config).items()
+            if spec["figure"] for ext in ("pdf", "png")]
+
+
+def n_shards(config: dict) -> int:
+    """Shards of the CNN zoo per (image set, cutoff): ceil(cnns / shard_size)."""
+    zoo = config.get("cnn_zoo") or {}
+    return -(-int(zoo.get("cnns", 50)) // int(zoo.get("shard_size", 5)))
+
+
+def shard_cnns(config: dict, shard: int) -> list[int]:
+    """CNN ids of one shard."""
+    zoo = config.get("cnn_zoo") or {}
+    size, total = int(zoo.get("shard_size", 5)), int(zoo.get("cnns", 50))
+    return list(range(shard * size, min(total, (shard + 1) * size)))

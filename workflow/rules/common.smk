@@ -5,11 +5,12 @@ from snakemake.utils import validate
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))  # the den package
 
-from den.workflow_config import experiments, model_kinds, score_files  # noqa: E402
+from den import workflow_config as wc  # noqa: E402
+from den.experiments import pretrained_model_kind  # noqa: E402
 
 
 validate(config, "../schemas/config.schema.yaml")
-EXPERIMENTS = experiments(config)
+EXPERIMENTS = wc.experiments(config)
 
 ENV = "../../environment.yml"
 NAME = "[A-Za-z0-9][A-Za-z0-9_-]*"
@@ -20,22 +21,27 @@ wildcard_constraints:
     experiment=NAME,
     method=NAME,
     heldout=NAME,
+    setting=NAME,
+    images=NAME,
     kind="plf|no_plf",
     repeat=r"\d+",
+    cutoff=r"\d+",
+    shard=r"\d+",
 
 
 def training_data(wildcards):
-    """Data files of the experiment's datasets other than the held-out one."""
-    names = EXPERIMENTS[wildcards.experiment]["datasets"]
-    return [f"results/data/{d}.npz" for d in names if d != wildcards.heldout]
+    """Data files of the datasets a pre-training run learns from."""
+    spec = EXPERIMENTS[wildcards.experiment]
+    return [wc.data_file(d) for d in wc.training_datasets(config, spec, wildcards.heldout)]
 
 
 def evaluation_inputs(wildcards):
-    """The dataset file and, for DEN methods, the model pre-trained without that dataset."""
-    from den.experiments import pretrained_model_kind
-
-    inputs = {"data": f"results/data/{wildcards.dataset}.npz"}
+    """The dataset file and, for DEN methods, the model that did not see the dataset."""
+    spec = EXPERIMENTS[wildcards.experiment]
+    inputs = {"data": wc.data_file(wildcards.dataset)}
     kind = pretrained_model_kind(config["methods"][wildcards.method])
     if kind:
-        inputs["model"] = f"results/models/{wildcards.experiment}/{kind}/{wildcards.dataset}.npz"
+        held_out = wc.held_out_name(spec, wildcards.dataset)
+        inputs["model"] = (f"results/models/{wildcards.experiment}/{wildcards.setting}/{kind}/"
+                           f"{held_out}.npz")
     return inputs

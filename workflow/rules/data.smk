@@ -2,6 +2,8 @@
 
 
 rule prepare_dataset:
+    wildcard_constraints:
+        dataset="(?!sim-)[A-Za-z0-9][A-Za-z0-9_-]*",  # sim-* come from the CNN zoo
     output:
         data="results/data/{dataset}.npz",
     params:

@@ -1,20 +1,21 @@
-# One job per (experiment, method, dataset, repeat): split, fit on the support set, score.
+# One job per (experiment, setting, method, dataset, repeat): split, fit on the support set, score.
 
 
 rule evaluate:
     input:
         unpack(evaluation_inputs),
     output:
-        scores="results/scores/{experiment}/{method}/{dataset}/{repeat}.json",
+        scores="results/scores/{experiment}/{setting}/{method}/{dataset}/{repeat}.json",
     params:
         method=lambda wildcards: config["methods"][wildcards.method],
         n_support=lambda wildcards: EXPERIMENTS[wildcards.experiment]["n_support"],
+        subtask_features=lambda wildcards: EXPERIMENTS[wildcards.experiment]["subtask_features"],
         finetune=config.get("finetune", {}),
         seed=config["seed"],
     log:
-        "results/logs/evaluate/{experiment}/{method}/{dataset}/{repeat}.log",
+        "results/logs/evaluate/{experiment}/{setting}/{method}/{dataset}/{repeat}.log",
     benchmark:
-        "results/benchmarks/evaluate/{experiment}/{method}/{dataset}/{repeat}.tsv"
+        "results/benchmarks/evaluate/{experiment}/{setting}/{method}/{dataset}/{repeat}.tsv"
     threads: 1
     resources:
         mem_mb=3000,

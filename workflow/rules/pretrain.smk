@@ -1,28 +1,25 @@
-# Leave-one-dataset-out pre-training: one job per (experiment, model kind, held-out dataset).
+# Pre-training: one job per (experiment, setting, model kind, held-out dataset or "all").
 
 
-rule pretrain_lodo:
+rule pretrain:
     input:
         tasks=training_data,
     output:
-        model="results/models/{experiment}/{kind}/{heldout}.npz",
+        model="results/models/{experiment}/{setting}/{kind}/{heldout}.npz",
     params:
-        model=lambda wildcards: {
-            **config.get("model", {}),
-            "head": EXPERIMENTS[wildcards.experiment]["head"],
-            "use_calibration": wildcards.kind == "plf",
-            "seed": config["seed"],
-        },
+        model=lambda wildcards: wc.model_params(
+            config, EXPERIMENTS[wildcards.experiment], wildcards.setting, wildcards.kind
+        ),
         pretrain=lambda wildcards: {**config.get("pretrain", {}), "seed": config["seed"]},
     log:
-        "results/logs/pretrain_lodo/{experiment}/{kind}/{heldout}.log",
+        "results/logs/pretrain/{experiment}/{setting}/{kind}/{heldout}.log",
     benchmark:
-        "results/benchmarks/pretrain_lodo/{experiment}/{kind}/{heldout}.tsv"
-    threads: 2
+        "results/benchmarks/pretrain/{experiment}/{setting}/{kind}/{heldout}.tsv"
+    threads: 1
     resources:
         mem_mb=4000,
         runtime=120,
     conda:
         ENV
     script:
-        "../scripts/pretrain_lodo.py"
+        "../scripts/pretrain.py"

@@ -22,8 +22,10 @@ with log_to(sm.log[0]):
     repeat = int(sm.wildcards.repeat)
     metrics = evaluate_method(dict(sm.params.method), Task.load(sm.input.data),
                               n_support=sm.params.n_support, seed=sm.params.seed, repeat=repeat,
-                              model=model, finetune_config=finetune_config)
-    record = {"experiment": sm.wildcards.experiment, "method": sm.wildcards.method,
+                              model=model, finetune_config=finetune_config,
+                              subtask_features=sm.params.subtask_features)
+    record = {"experiment": sm.wildcards.experiment, "setting": sm.wildcards.setting,
+              "method": sm.wildcards.method,
               "dataset": sm.wildcards.dataset, "repeat": repeat, **metrics}
     print(record)
     with atomic_write(sm.output.scores, "w") as handle:

@@ -13,10 +13,15 @@ sm = snakemake  # noqa: F821
 spec = sm.params.experiment
 with log_to(sm.log[0]):
     scores = tables.collect(sm.input.scores)
-    summary = tables.method_summary(scores, spec["metric"], spec["methods"])
     caption = f"{spec['caption']} ({tables.describe_run(scores)}; {spec['n_support']} support rows)".lstrip()
-    tex = tables.latex_method_table(summary, spec["metric"], dict(sm.params.labels), caption,
-                                    f"table:{sm.wildcards.experiment}")
+    label = f"table:{sm.wildcards.experiment}"
+    if spec["sweep"]:
+        summary = tables.sweep_values(scores).groupby(["sweep_value", "method", "dataset"])[spec["metric"]]
+        summary = summary.agg(["mean", "std", "count"])
+        tex = tables.latex_sweep_table(scores, spec["metric"], spec["methods"][0], caption, label)
+    else:
+        summary = tables.method_summary(scores, spec["metric"], spec["methods"])
+        tex = tables.latex_method_table(summary, spec["metric"], dict(sm.params.labels), caption, label)
     with atomic_write(sm.output.tex, "w") as handle:
         handle.write(tex)
     with atomic_write(sm.output.csv, "w") as handle:

@@ -43,7 +43,8 @@ def method_summary(scores: pd.DataFrame, metric: str, methods: list[str]) -> pd.
 
 def dataset_summary(scores: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Per dataset and method: mean and standard error of ``metric`` (in %) over repeats."""
-    grouped = scores.groupby(["dataset", "method"])[metric]
+    keys = (["setting"] if "setting" in scores.columns else []) + ["dataset", "method"]
+    grouped = scores.groupby(keys)[metric]
     out = pd.DataFrame({"mean": 100 * grouped.mean(),
                         "se": 100 * grouped.std(ddof=1) / np.sqrt(grouped.count()),
                         "repeats": grouped.count()})
@@ -68,15 +69,82 @@ def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str
         pct = _fmt(row["best_pct"]) + "\\%"
         if row["best_pct"] == best_pct:
             pct = f"\\textbf{{{pct}}}"
-        name = labels.get(method, method).replace("_", "\\_")
+        name = latex_escape(labels.get(method, method))
         lines.append(f"{name} & {mean} ({_fmt(row['se'])}) & {pct} \\\\")
     lines += ["\\bottomrule", "\\end{tabular}", "\\end{center}", "\\end{table}", ""]
     return "\n".join(lines)
 
 
-def describe_run(scores: pd.DataFrame) -> str:
+def describe_run(scores: pd.DataFrame, latex: bool = True) -> str:
     """'k datasets (a, b, ...) x R repeats', so a small run is never taken for the paper's."""
     datasets = sorted(scores["dataset"].unique())
-    repeats = scores.groupby(["dataset", "method"]).size()
+    keys = (["setting"] if "setting" in scores.columns else []) + ["dataset", "method"]
+    repeats = scores.groupby(keys).size()
     r = f"{repeats.min()}" if repeats.min() == repeats.max() else f"{repeats.min()}-{repeats.max()}"
-    return f"{len(datasets)} datasets ({', '.join(datasets)}) $\\times$ {r} repeats"
+    if not latex:
+        return f"{len(datasets)} datasets ({', '.join(datasets)}) x {r} repeats"
+    names = ", ".join(latex_escape(d) for d in datasets)
+    return f"{len(datasets)} datasets ({names}) $\\times$ {r} repeats"
+
+
+_LATEX_SPECIAL = {"\\": "\\textbackslash{}", "&": "\\&", "%": "\\%", "$": "\\$", "#": "\\#",
+                  "_": "\\_", "{": "\\{", "}": "\\}", "~": "\\textasciitilde{}", "^": "\\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    """Escape LaTeX's special characters in plain text (names of datasets and methods)."""
+    return "".join(_LATEX_SPECIAL.get(char, char) for char in str(text))
+
+
+def sweep_values(scores: pd.DataFrame) -> pd.DataFrame:
+    """Split the "setting" column ("<key>-<value>") into key and numeric value columns."""
+    parts = scores["setting"].str.rsplit("-", n=1, expand=True)
+    out = scores.copy()
+    out["sweep_key"], out["sweep_value"] = parts[0], pd.to_numeric(parts[1])
+    return out
+
+
+def latex_sweep_table(scores: pd.DataFrame, metric: str, method: str, caption: str, label: str) -> str:
+    """Rows: swept values; columns: datasets; cells "mean (s.e.)" of ``method``, best per
+    column in bold (the ablation table of the dependency order r)."""
+    data = sweep_values(scores[scores["method"] == method])
+    key = data["sweep_key"].iloc[0]
+    grouped = data.groupby(["sweep_value", "dataset"])[metric]
+    mean = (100 * grouped.mean()).unstack("dataset")
+    se = (100 * grouped.std(ddof=1) / np.sqrt(grouped.count())).unstack("dataset")
+    datasets = list(mean.columns)
+    lines = ["\\begin{table}[t]", f"\\caption{{{caption}}}", f"\\label{{{label}}}", "\\begin{center}",
+             "\\begin{tabular}{l" + "c" * len(datasets) + "}", "\\toprule",
+             latex_escape(key) + " & " + " & ".join(latex_escape(d) for d in datasets) + " \\\\", "\\midrule"]
+    for value in mean.index:
+        cells = []
+        for d in datasets:
+            text = f"{_fmt(mean.loc[value, d])} ({_fmt(se.loc[value, d])})"
+            if mean.loc[value, d] == mean[d].max():
+                text = f"\\textbf{{{_fmt(mean.loc[value, d])}}} ({_fmt(se.loc[value, d])})"
+            cells.append(text)
+        label_value = f"{value:g}"
+        lines.append(f"{label_value} & " + " & ".join(cells) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}", "\\end{center}", "\\end{table}", ""]
+    return "\n".join(lines)
+
+
+def plot_sweep(scores: pd.DataFrame, metric: str, method: str, title: str):
+    """Line plot of the metric against the swept value, one line per dataset (with s.e.)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    data = sweep_values(scores[scores["method"] == method])
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for dataset, rows in data.groupby("dataset"):
+        grouped = rows.groupby("sweep_value")[metric]
+        mean, se = 100 * grouped.mean(), 100 * grouped.std(ddof=1).fillna(0) / np.sqrt(grouped.count())
+        ax.errorbar(mean.index, mean.values, yerr=se.values, marker="o", capsize=3, label=dataset)
+    ax.set_xlabel(data["sweep_key"].iloc[0].replace("n_keypoints", "number of PLF keypoints"))
+    ax.set_ylabel(f"average test {metric.upper() if metric == 'auc' else metric} (%)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -17,6 +17,7 @@ import dataclasses
 
 import numpy as np
 
+from den.data.tasks import Task
 from den.simulate.images import ImageData
 
 PAPER_RANGES = {"conv_layers": (0, 3), "dense_layers": (1, 4), "filters": (2, 511), "units": (2, 511),
@@ -113,3 +114,29 @@ def score_shard(images: ImageData, cutoff: int, cnn_ids: list[int], seed: int, r
         archs.append({"cnn": i, **dataclasses.asdict(arch)})
         bar.update(done)
     return np.stack(columns, axis=1), archs
+
+
+def save_shard(path, scores: np.ndarray, archs: list[dict]) -> None:
+    """One shard's scores and architectures in one ``.npz`` file (atomic)."""
+    import json
+
+    from den.io import atomic_write
+
+    with atomic_write(path) as handle:
+        np.savez(handle, scores=scores, archs=np.array(json.dumps(archs)))
+
+
+def simulated_task(name: str, images: ImageData, cutoff: int, shard_paths: list) -> Task:
+    """The aggregation task of one (image set, cutoff): CNN scores on the test images as
+    covariates (one column per CNN, in CNN-id order), the binary test labels as labels."""
+    import json
+
+    columns, names = [], []
+    for path in shard_paths:
+        with np.load(path, allow_pickle=False) as data:
+            columns.append(data["scores"])
+            names += [f"cnn{a['cnn']}" for a in json.loads(str(data["archs"]))]
+    x = np.concatenate(columns, axis=1)
+    order = np.argsort([int(n[3:]) for n in names], kind="stable")
+    return Task(name=name, x=x[:, order], y=binary_labels(images.y_test, cutoff),
+                feature_names=[names[i] for i in order], classes=[f"class >= {cutoff}", f"class < {cutoff}"])

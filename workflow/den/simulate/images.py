@@ -41,6 +41,19 @@ class ImageData:
     def n_classes(self) -> int:
         return int(max(self.y_train.max(), self.y_test.max())) + 1
 
+    def save(self, path) -> None:
+        """One ``.npz`` file (atomic)."""
+        from den.io import atomic_write
+
+        with atomic_write(path) as handle:
+            np.savez(handle, x_train=self.x_train, y_train=self.y_train, x_test=self.x_test,
+                     y_test=self.y_test, name=np.array(self.name))
+
+    @classmethod
+    def load(cls, path) -> ImageData:
+        with np.load(path, allow_pickle=False) as data:
+            return cls(str(data["name"]), data["x_train"], data["y_train"], data["x_test"], data["y_test"])
+
 
 def read_idx(path: str | Path) -> np.ndarray:
     """Read one IDX file (the MNIST format: magic, dims, big-endian data), gzip or not."""

@@ -1,4 +1,4 @@
-"""Rule pretrain_lodo: the other datasets' files -> a pre-trained DEN (den.train.pretrain)."""
+"""Rule pretrain: the training datasets' files -> a pre-trained DEN (den.train.pretrain)."""
 
 import shutil
 import sys

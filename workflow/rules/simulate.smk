@@ -1,0 +1,67 @@
+# The CNN zoo: image datasets -> shards of CNN scores -> simulated aggregation tasks.
+
+
+rule prepare_images:
+    output:
+        images="results/images/{images}.npz",
+    params:
+        spec=lambda wildcards: config["image_datasets"][wildcards.images],
+        cache_dir="resources",
+    log:
+        "results/logs/prepare_images/{images}.log",
+    benchmark:
+        "results/benchmarks/prepare_images/{images}.tsv"
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    conda:
+        ENV
+    script:
+        "../scripts/prepare_images.py"
+
+
+rule score_cnn_shard:
+    input:
+        images="results/images/{images}.npz",
+    output:
+        scores="results/zoo/{images}/c{cutoff}/shard{shard}.npz",
+    params:
+        cnn_ids=lambda wildcards: wc.shard_cnns(config, int(wildcards.shard)),
+        zoo=config.get("cnn_zoo", {}),
+        seed=config["seed"],
+    log:
+        "results/logs/score_cnn_shard/{images}/c{cutoff}/shard{shard}.log",
+    benchmark:
+        "results/benchmarks/score_cnn_shard/{images}/c{cutoff}/shard{shard}.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=240,
+    conda:
+        ENV
+    script:
+        "../scripts/score_cnn_shard.py"
+
+
+rule simulated_task:
+    input:
+        images="results/images/{images}.npz",
+        shards=lambda wildcards: [
+            f"results/zoo/{wildcards.images}/c{wildcards.cutoff}/shard{s}.npz"
+            for s in range(wc.n_shards(config))
+        ],
+    output:
+        data="results/data/sim-{images}-c{cutoff}.npz",
+    log:
+        "results/logs/simulated_task/{images}/c{cutoff}.log",
+    benchmark:
+        "results/benchmarks/simulated_task/{images}/c{cutoff}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    conda:
+        ENV
+    script:
+        "../scripts/simulated_task.py"
