@@ -132,3 +132,25 @@ def shard_cnns(config: dict, shard: int) -> list[int]:
     zoo = config.get("cnn_zoo") or {}
     size, total = int(zoo.get("shard_size", 5)), int(zoo.get("cnns", 50))
     return list(range(shard * size, min(total, (shard + 1) * size)))
+
+
+def _held_outs(spec: dict) -> list[str]:
+    return list(spec["datasets"]) if spec["pretrain_on"] is None else [HELD_OUT_NONE]
+
+
+def model_index(config: dict) -> dict[str, str]:
+    """Each pre-trained model file -> the file that trains the identical model (the first one
+    in config order), so experiments that pre-train alike (e.g. several tables on the
+    simulated tasks with the same settings) share one pre-training job."""
+    import json
+
+    canonical, index = {}, {}
+    for name, spec in experiments(config).items():
+        for setting in settings(spec):
+            for kind in ("plf", "no_plf"):
+                for held_out in _held_outs(spec):
+                    path = f"results/models/{name}/{setting}/{kind}/{held_out}.npz"
+                    key = json.dumps([training_datasets(config, spec, held_out),
+                                      model_params(config, spec, setting, kind)], sort_keys=True)
+                    index[path] = canonical.setdefault(key, path)
+    return index

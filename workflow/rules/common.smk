@@ -11,6 +11,7 @@ from den.experiments import pretrained_model_kind  # noqa: E402
 
 validate(config, "../schemas/config.schema.yaml")
 EXPERIMENTS = wc.experiments(config)
+MODEL_FILES = wc.model_index(config)  # model file -> the one job that trains that model
 
 ENV = "../../environment.yml"
 NAME = "[A-Za-z0-9][A-Za-z0-9_-]*"
@@ -42,6 +43,6 @@ def evaluation_inputs(wildcards):
     kind = pretrained_model_kind(config["methods"][wildcards.method])
     if kind:
         held_out = wc.held_out_name(spec, wildcards.dataset)
-        inputs["model"] = (f"results/models/{wildcards.experiment}/{wildcards.setting}/{kind}/"
-                           f"{held_out}.npz")
+        path = f"results/models/{wildcards.experiment}/{wildcards.setting}/{kind}/{held_out}.npz"
+        inputs["model"] = MODEL_FILES[path]
     return inputs
