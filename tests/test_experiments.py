@@ -90,3 +90,20 @@ def test_subtasks_settings_and_transfer_protocol():
     specs = experiments(config)
     assert training_datasets(config, specs["lodo"], "a") == ["b"]
     assert training_datasets(config, specs["transfer"], "all") == ["sim-digits-c1", "sim-digits-c2", "b"]
+
+
+def test_improvement_is_paired_over_common_splits():
+    from den.report.tables import improvement
+
+    scores = pd.DataFrame({"dataset": ["a", "a", "b"], "repeat": [0, 1, 0], "method": ["den"] * 3,
+                           "auc": [0.80, 0.90, 0.70]})
+    baseline = pd.DataFrame({"dataset": ["a", "b", "c"], "repeat": [0, 0, 0], "method": ["den"] * 3,
+                             "auc": [0.75, 0.60, 0.99]})
+    out = improvement(scores, baseline, "auc", ["den", "lr"])
+    assert out.loc["den", "improvement"] == pytest.approx(7.5)  # (5 + 10) / 2: only (a,0) and (b,0)
+    assert out.loc["den", "improvement_se"] == pytest.approx(np.std([5, 10], ddof=1) / np.sqrt(2))
+    assert np.isnan(out.loc["lr", "improvement"])
+    summary = pd.DataFrame({"mean": [80.0], "se": [1.0], "best_pct": [100.0], "n": [2]}, index=["den"])
+    summary = summary.join(out)
+    tex = latex_method_table(summary, "auc", {}, "c", "t")
+    assert "Improv." in tex and "7.50 (2.50)" in tex and "{lccc}" in tex

@@ -16,7 +16,7 @@ from den.experiments import check_method
 
 EXPERIMENT_DEFAULTS = {"caption": "", "head": "binary", "metric": "auc", "n_support": 50, "repeats": 20,
                        "model": {}, "sweep": None, "pretrain_on": None, "subtask_features": None,
-                       "figure": False}
+                       "figure": False, "compare_to": None}
 SIMULATED = "simulated"
 HELD_OUT_NONE = "all"
 
@@ -69,6 +69,8 @@ def experiments(config: dict) -> dict[str, dict]:
                 raise ConfigError(f"methods.{method}: {err}") from err
         if full["sweep"] is not None and len(full["sweep"]) != 1:
             raise ConfigError(f"experiments.{name}.sweep: give exactly one key to sweep")
+        if full["compare_to"] is not None and full["compare_to"] not in config["experiments"]:
+            raise ConfigError(f"experiments.{name}.compare_to: unknown experiment {full['compare_to']!r}")
         if full["pretrain_on"] is None and len(full["datasets"]) < 2:
             raise ConfigError(f"experiments.{name}: leave-one-dataset-out needs >= 2 datasets "
                               f"(or give pretrain_on)")
@@ -114,6 +116,12 @@ def score_files(config: dict, experiment: str) -> list[str]:
     spec = experiments(config)[experiment]
     return [f"results/scores/{experiment}/{s}/{m}/{d}/{r}.json" for s in settings(spec)
             for m in spec["methods"] for d in spec["datasets"] for r in range(spec["repeats"])]
+
+
+def comparison_score_files(config: dict, experiment: str) -> list[str]:
+    """The score files of the experiment's ``compare_to`` experiment (or none)."""
+    other = experiments(config)[experiment]["compare_to"]
+    return score_files(config, other) if other else []
 
 
 def figure_targets(config: dict) -> list[str]:

@@ -4,6 +4,7 @@
 rule table:
     input:
         scores=lambda wildcards: wc.score_files(config, wildcards.experiment),
+        baseline=lambda wildcards: wc.comparison_score_files(config, wildcards.experiment),
     output:
         tex=report("results/tables/{experiment}.tex", category="Tables"),
         csv="results/tables/{experiment}.csv",

@@ -21,6 +21,9 @@ with log_to(sm.log[0]):
         tex = tables.latex_sweep_table(scores, spec["metric"], spec["methods"][0], caption, label)
     else:
         summary = tables.method_summary(scores, spec["metric"], spec["methods"])
+        if spec["compare_to"]:
+            baseline = tables.collect(sm.input.baseline)
+            summary = summary.join(tables.improvement(scores, baseline, spec["metric"], spec["methods"]))
         tex = tables.latex_method_table(summary, spec["metric"], dict(sm.params.labels), caption, label)
     with atomic_write(sm.output.tex, "w") as handle:
         handle.write(tex)

@@ -41,6 +41,24 @@ def method_summary(scores: pd.DataFrame, metric: str, methods: list[str]) -> pd.
     return out
 
 
+def improvement(scores: pd.DataFrame, baseline: pd.DataFrame, metric: str,
+                methods: list[str]) -> pd.DataFrame:
+    """Per method: mean and standard error (in %) of the paired difference ``scores - baseline``
+    over the (dataset, repeat) pairs both hold (the same splits: splits are seeded by dataset
+    and repeat). Methods missing from ``baseline`` get NaN.
+
+    Returns:
+        DataFrame indexed by method with columns improvement, improvement_se.
+    """
+    keys = ["dataset", "repeat", "method"]
+    both = scores[keys + [metric]].merge(baseline[keys + [metric]], on=keys, suffixes=("", "_base"))
+    diff = 100 * (both[metric] - both[f"{metric}_base"])
+    grouped = diff.groupby(both["method"])
+    out = pd.DataFrame({"improvement": grouped.mean(),
+                        "improvement_se": grouped.std(ddof=1) / np.sqrt(grouped.count())})
+    return out.reindex(methods)
+
+
 def dataset_summary(scores: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Per dataset and method: mean and standard error of ``metric`` (in %) over repeats."""
     keys = (["setting"] if "setting" in scores.columns else []) + ["dataset", "method"]
@@ -57,11 +75,14 @@ def _fmt(value: float, digits: int = 2) -> str:
 
 def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str], caption: str,
                        label: str) -> str:
-    """A booktabs table like the paper's: method, "mean (s.e.)", % best; best in bold."""
+    """A booktabs table like the paper's: method, "mean (s.e.)", % best; best in bold. With
+    "improvement" columns in ``summary`` (see ``improvement``), a last column "Improv.".
+    """
     best_mean, best_pct = summary["mean"].max(), summary["best_pct"].max()
+    extra = "improvement" in summary.columns
+    head = f"Method & {METRIC_LABELS[metric]} & \\% Best" + (" & Improv. (\\%)" if extra else "")
     lines = ["\\begin{table}[t]", f"\\caption{{{caption}}}", f"\\label{{{label}}}", "\\begin{center}",
-             "\\begin{tabular}{lcc}", "\\toprule",
-             f"Method & {METRIC_LABELS[metric]} & \\% Best \\\\", "\\midrule"]
+             "\\begin{tabular}{lcc" + ("c" if extra else "") + "}", "\\toprule", head + " \\\\", "\\midrule"]
     for method, row in summary.iterrows():
         mean = _fmt(row["mean"])
         if np.isfinite(row["mean"]) and row["mean"] == best_mean:
@@ -70,7 +91,10 @@ def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str
         if row["best_pct"] == best_pct:
             pct = f"\\textbf{{{pct}}}"
         name = latex_escape(labels.get(method, method))
-        lines.append(f"{name} & {mean} ({_fmt(row['se'])}) & {pct} \\\\")
+        cells = f"{name} & {mean} ({_fmt(row['se'])}) & {pct}"
+        if extra:
+            cells += f" & {_fmt(row['improvement'])} ({_fmt(row['improvement_se'])})"
+        lines.append(cells + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}", "\\end{center}", "\\end{table}", ""]
     return "\n".join(lines)
 
