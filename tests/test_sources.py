@@ -82,3 +82,43 @@ def test_task_file_round_trip(tmp_path):
     assert back.name == "t" and back.feature_names == ["a", "b"] and back.classes == ["no", "yes"]
     np.testing.assert_array_equal(back.x, task.x)
     np.testing.assert_array_equal(back.y, task.y)
+
+
+def _openml_cache_fixture(root, did):
+    """A dataset in the layout openml-python keeps on disk: description, features, ARFF data."""
+    d = root / "openml" / "org" / "openml" / "www" / "datasets" / str(did)
+    d.mkdir(parents=True)
+    (d / "description.xml").write_text(
+        f'<oml:data_set_description xmlns:oml="http://openml.org/openml"><oml:id>{did}</oml:id>'
+        "<oml:name>tiny</oml:name><oml:version>1</oml:version><oml:format>ARFF</oml:format>"
+        "<oml:upload_date>2020-01-01T00:00:00</oml:upload_date>"
+        "<oml:default_target_attribute>class</oml:default_target_attribute>"
+        f"<oml:url>https://api.openml.org/data/v1/download/{did}/tiny.arff</oml:url>"
+        "<oml:status>active</oml:status><oml:md5_checksum>0</oml:md5_checksum></oml:data_set_description>")
+
+    def feature(index, name, kind, values=(), target=False):
+        nominal = "".join(f"<oml:nominal_value>{v}</oml:nominal_value>" for v in values)
+        return (f"<oml:feature><oml:index>{index}</oml:index><oml:name>{name}</oml:name>"
+                f"<oml:data_type>{kind}</oml:data_type>{nominal}<oml:is_target>{str(target).lower()}"
+                "</oml:is_target><oml:is_ignore>false</oml:is_ignore><oml:is_row_identifier>false"
+                "</oml:is_row_identifier><oml:number_of_missing_values>0</oml:number_of_missing_values>"
+                "</oml:feature>")
+
+    (d / "features.xml").write_text(
+        '<oml:data_features xmlns:oml="http://openml.org/openml">' + feature(0, "num", "numeric")
+        + feature(1, "colour", "nominal", ("red", "blue")) + feature(2, "const", "numeric")
+        + feature(3, "class", "nominal", ("yes", "no"), target=True) + "</oml:data_features>")
+    (d / "dataset.arff").write_text(
+        "@RELATION tiny\n@ATTRIBUTE num NUMERIC\n@ATTRIBUTE colour {red,blue}\n@ATTRIBUTE const NUMERIC\n"
+        "@ATTRIBUTE class {yes,no}\n@DATA\n1.5,red,2,yes\n?,blue,2,no\n3.0,red,2,yes\n4.0,blue,2,no\n")
+
+
+def test_openml_source_reads_the_openml_cache_on_disk(tmp_path):
+    import openml
+
+    openml.config.connection_n_retries = 1  # a network attempt would fail fast here
+    _openml_cache_fixture(tmp_path, 4242)
+    task = load_tabular("tiny", {"source": "openml", "id": 4242, "attempts": 1}, cache_dir=tmp_path)
+    assert task.feature_names == ["num", "colour"]  # target out, constant column dropped
+    np.testing.assert_array_equal(task.x[:, 1], [1, 0, 1, 0])  # categories sorted: blue, red
+    assert np.isnan(task.x[1, 0]) and task.classes == ["no", "yes"] and task.y.tolist() == [1, 0, 1, 0]
