@@ -79,3 +79,26 @@ def test_cnn_scores_separate_the_classes():
     assert min(aucs) > 0.6 and max(aucs) > 0.95, aucs  # weak and strong CNNs, all learned something
     again, _ = score_shard(images, cutoff=2, cnn_ids=[1], seed=3, ranges=ranges)
     np.testing.assert_allclose(again[:, 0], scores[:, 1], atol=1e-5)  # a shard is reproducible alone
+
+
+def test_tfds_source_reads_a_prepared_dataset_offline(tmp_path):
+    """A dataset written in tensorflow-datasets' own on-disk format (dataset_info.json, features,
+    TFRecord shards) under the cache directory is loaded without any download."""
+    import tensorflow_datasets as tfds
+
+    from den._tf import tf
+
+    rng = np.random.default_rng(0)
+    arrays = {s: (rng.integers(0, 256, (n, 28, 28, 1), dtype=np.uint8), rng.integers(0, 10, n))
+              for s, n in (("train", 12), ("test", 5))}
+    features = tfds.features.FeaturesDict({"image": tfds.features.Image(shape=(28, 28, 1)),
+                                           "label": tfds.features.ClassLabel(num_classes=10)})
+    splits = {s: tf.data.Dataset.from_tensor_slices({"image": x, "label": y})
+              for s, (x, y) in arrays.items()}
+    tfds.dataset_builders.store_as_tfds_dataset(
+        name="mnist", version=str(tfds.builder_cls("mnist").VERSION), features=features,
+        split_datasets=splits, data_dir=str(tmp_path / "tfds"), disable_shuffling=True)
+    images = load_images("mnist", {"source": "tfds", "name": "mnist", "attempts": 1}, cache_dir=tmp_path)
+    assert images.x_train.shape == (12, 28, 28, 1) and images.x_test.shape == (5, 28, 28, 1)
+    np.testing.assert_allclose(images.x_test, arrays["test"][0] / 255.0, atol=1e-6)
+    np.testing.assert_array_equal(images.y_train, arrays["train"][1])
