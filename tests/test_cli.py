@@ -72,3 +72,15 @@ def test_help_explains_every_option(command, capsys):
         if action.option_strings and action.dest != "help":
             assert action.help, f"{command} {action.option_strings} has no help"
             assert action.option_strings[-1] in text
+
+
+def test_fine_tuning_defaults_agree_everywhere():
+    from den.api import DENClassifier
+    from den.train.finetune import FinetuneConfig
+
+    args = build_parser().parse_args(["predict", "--model", "m", "--support", "s", "--target", "t",
+                                      "--query", "q", "--out", "o"])
+    config, params = FinetuneConfig(), DENClassifier().get_params()
+    assert args.finetune_epochs == params["finetune_epochs"] == config.epochs
+    assert args.finetune_steps_per_epoch == params["finetune_steps_per_epoch"] == config.steps_per_epoch
+    assert args.finetune_learning_rate == params["finetune_learning_rate"] == config.learning_rate

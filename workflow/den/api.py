@@ -66,7 +66,7 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, model=None, variant: str = "den", finetune_epochs: int = 10,
-                 finetune_steps_per_epoch: int = 10, finetune_learning_rate: float = 0.01,
+                 finetune_steps_per_epoch: int = 10, finetune_learning_rate: float = 0.001,
                  chunk_rows: int | None = None, min_support_rows: int = 10, seed: int = 0):
         self.model = model
         self.variant = variant

@@ -29,8 +29,8 @@ def _add_finetune_options(parser):
                        help="passes over the support set (default: 10, as in the paper)")
     group.add_argument("--finetune-steps-per-epoch", type=int, default=10, metavar="N",
                        help="random support/query halvings of the support set per epoch (default: 10)")
-    group.add_argument("--finetune-learning-rate", type=float, default=0.01, metavar="LR",
-                       help="Adam learning rate of the PLF parameters (default: 0.01)")
+    group.add_argument("--finetune-learning-rate", type=float, default=0.001, metavar="LR",
+                       help="Adam learning rate of the PLF parameters (default: 0.001)")
     group.add_argument("--seed", type=int, default=0, help="seed of fine-tuning (default: 0)")
 
 
