@@ -107,3 +107,15 @@ def test_improvement_is_paired_over_common_splits():
     summary = summary.join(out)
     tex = latex_method_table(summary, "auc", {}, "c", "t")
     assert "Improv." in tex and "7.50 (2.50)" in tex and "{lccc}" in tex
+
+
+@pytest.mark.parametrize("model", ["logistic_regression", "mlp", "gradient_boosting", "knn"])
+def test_direct_baselines_learn_and_handle_missing_values(model):
+    from den.baselines.direct import direct_predict_proba
+
+    task = make_task("t", 400, 5, seed=11, missing_rate=0.1)
+    proba = direct_predict_proba(model, task.x[:50], task.y[:50], task.x[50:], 2)
+    assert proba.shape == (350, 2) and np.allclose(proba.sum(axis=1), 1)
+    from sklearn.metrics import roc_auc_score
+
+    assert roc_auc_score(task.y[50:], proba[:, 1]) > 0.65
