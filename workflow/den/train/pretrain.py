@@ -48,6 +48,10 @@ class PretrainConfig:
         covariates_min, covariates_max: C, the number of covariates sampled per step, is
             drawn uniformly from [covariates_min, min(d, covariates_max)].
         learning_rate: Adam's learning rate.
+        flip_rate: probability that a sampled covariate is mirrored (u -> 1 - u on the unit
+            scale) in an episode. 0 is the paper; > 0 teaches the network to read each
+            feature's direction from the class-conditional embedding, which matters when
+            every training covariate rises with the positive class (the CNN-zoo tasks).
         seed: seed of the episodes.
         checkpoint_every: steps between checkpoints (with ``checkpoint_dir``).
     """
@@ -59,6 +63,7 @@ class PretrainConfig:
     covariates_min: int = 1
     covariates_max: int = 25
     learning_rate: float = 1e-3
+    flip_rate: float = 0.0
     seed: int = 0
     checkpoint_every: int = 500
 
@@ -74,6 +79,8 @@ class PretrainConfig:
             problems.append("covariates_min must be <= covariates_max")
         if not self.learning_rate > 0:
             problems.append(f"learning_rate must be > 0, got {self.learning_rate}")
+        if not 0.0 <= self.flip_rate <= 1.0:
+            problems.append(f"flip_rate must be in [0, 1], got {self.flip_rate}")
         if problems:
             raise ValueError("invalid pre-training config: " + "; ".join(problems))
 
@@ -207,11 +214,15 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
                                 query_rows=config.query_rows,
                                 covariates=(config.covariates_min, config.covariates_max),
                                 label_slots=None if binary else model_config.max_classes)
-            u = unit_x[ep.task]
-            y = ep.label_slots[labels[ep.task]]
+            u, y = unit_x[ep.task], ep.label_slots[labels[ep.task]]
+            u_query, u_support = u[np.ix_(ep.query, ep.columns)], u[np.ix_(ep.support, ep.columns)]
+            if config.flip_rate > 0:
+                flip = rng.random(len(ep.columns)) < config.flip_rate
+                u_query = np.where(flip, 1.0 - u_query, u_query)
+                u_support = np.where(flip, 1.0 - u_support, u_support)
             loss = train_step(
-                tf.constant(u[np.ix_(ep.query, ep.columns)]), tf.constant(y[ep.query]),
-                tf.constant(u[np.ix_(ep.support, ep.columns)]), tf.constant(y[ep.support]),
+                tf.constant(u_query), tf.constant(y[ep.query]),
+                tf.constant(u_support), tf.constant(y[ep.support]),
                 tf.constant(ep.columns + offsets[ep.task]),
                 tf.constant(model.tuples(len(ep.columns))))
             step.assign_add(1)
