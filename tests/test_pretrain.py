@@ -56,7 +56,7 @@ def test_checkpoint_of_another_run_is_refused(tmp_path):
         pretrain(tasks[:1], ModelConfig(**SMALL), config, checkpoint_dir=tmp_path, progress=None)
 
 
-def test_progress_lines(capsys):
+def test_progress_lines():
     import io
 
     stream = io.StringIO()
