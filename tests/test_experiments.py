@@ -20,6 +20,17 @@ def test_split_is_disjoint_has_every_class_and_depends_on_seed():
     assert split_seed(1, "a", 0) == split_seed(1, "a", 0) != split_seed(1, "a", 1)
 
 
+def test_query_cap_draws_a_random_subset_of_the_rest():
+    y = np.r_[np.zeros(300, int), np.ones(300, int)]
+    support, query = support_query_split(y, 50, seed=1, max_query=100)
+    same_support, _ = support_query_split(y, 50, seed=1)
+    assert np.array_equal(support, same_support)  # the cap does not change the support set
+    assert len(query) == 100 and len(np.unique(query)) == 100 and not set(support) & set(query)
+    assert np.array_equal(query, support_query_split(y, 50, seed=1, max_query=100)[1])
+    assert query.max() > 300  # spread over the rows, not the first 100 of them
+    assert len(support_query_split(y, 50, seed=1, max_query=10_000)[1]) == 550
+
+
 def test_direct_and_den_methods_score_the_same_split(small_binary_model):
     task = make_task("t", 300, 4, seed=3)
     direct = evaluate_method({"kind": "direct", "model": "logistic_regression"}, task, n_support=50,
@@ -27,6 +38,9 @@ def test_direct_and_den_methods_score_the_same_split(small_binary_model):
     den = evaluate_method({"kind": "den", "variant": "no_finetune"}, task, n_support=50, seed=0, repeat=0,
                           model=small_binary_model)
     assert direct["split_seed"] == den["split_seed"] and den["n_query"] == 250
+    capped = evaluate_method({"kind": "direct", "model": "logistic_regression"}, task, n_support=50,
+                             seed=0, repeat=0, max_query=80)
+    assert capped["n_query"] == 80 and capped["split_seed"] == direct["split_seed"]
     for metrics in (direct, den):
         assert 0.0 <= metrics["auc"] <= 1.0 and 0.0 <= metrics["accuracy"] <= 1.0
     assert direct["auc"] > 0.7  # a learnable task

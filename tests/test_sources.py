@@ -122,3 +122,57 @@ def test_openml_source_reads_the_openml_cache_on_disk(tmp_path):
     assert task.feature_names == ["num", "colour"]  # target out, constant column dropped
     np.testing.assert_array_equal(task.x[:, 1], [1, 0, 1, 0])  # categories sorted: blue, red
     assert np.isnan(task.x[1, 0]) and task.classes == ["no", "yes"] and task.y.tolist() == [1, 0, 1, 0]
+
+
+def _write_puzzles(path, sales_column, rows):
+    columns = ["puzzle_name", "star_rating", "word_count", "is_amazon", sales_column]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_puzzles_source_downloads_labels_and_counts_reviews(monkeypatch, tmp_path):
+    train = _write_puzzles(tmp_path / "train.csv", "Sales12-18MonthsAgo",
+                           [["a", 5, 10, 1, 60], ["a", 4, 30, 0, 60], ["b", 2, 5, 1, 10]])
+    test = _write_puzzles(tmp_path / "test.csv", "SalesLastSixMonths",
+                          [["c", 3, 7, 1, 46], ["d", 1, 2, 0, 45], ["d", 5, 9, 1, 45], ["d", 2, 1, 0, 45]])
+    files = {train.as_uri(): "Sales12-18MonthsAgo", test.as_uri(): "SalesLastSixMonths"}
+    cache = tmp_path / "cache"
+    task = load_tabular("puzzles", {"source": "puzzles", "files": files}, cache_dir=cache)
+    assert task.feature_names == ["star_rating", "word_count", "is_amazon", "num_reviews"]
+    # label: sales > 45, per file's own sales column; num_reviews counts the puzzle's rows
+    assert task.y.tolist() == [1, 1, 0, 1, 0, 0, 0]
+    assert task.x[:, 3].tolist() == [2, 2, 1, 1, 3, 3, 3]
+    assert sorted(p.name for p in (cache / "puzzles").iterdir()) == ["0-train.csv", "1-test.csv"]
+
+    # the cached copies are used: no second download
+    import urllib.request
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("downloaded again")
+
+    monkeypatch.setattr(urllib.request, "urlopen", no_network)
+    again = load_tabular("puzzles", {"source": "puzzles", "files": files}, cache_dir=cache)
+    assert np.array_equal(again.x, task.x)
+
+
+def test_puzzles_download_retries_and_leaves_nothing_half_written(monkeypatch, tmp_path):
+    import urllib.request
+
+    monkeypatch.setattr("den.data.sources.time.sleep", lambda s: None)
+    calls = []
+
+    def down(url, timeout):
+        calls.append(url)
+        raise ConnectionError("no route to host")
+
+    monkeypatch.setattr(urllib.request, "urlopen", down)
+    with pytest.raises(DENDataError, match=r"dataset 'puzzles' \(puzzles\).*https://x/train.csv.*3 attempts"):
+        load_tabular("puzzles", {"source": "puzzles", "files": {"https://x/train.csv": "Sales"}},
+                     cache_dir=tmp_path)
+    assert len(calls) == 3
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))
+
+    bad = _write_puzzles(tmp_path / "bad.csv", "Units", [["a", 1, 2, 1, 50]])
+    with pytest.raises(DENDataError, match="has no column 'Sales'"):
+        load_tabular("puzzles", {"source": "puzzles", "files": {str(bad): "Sales"}}, cache_dir=tmp_path)

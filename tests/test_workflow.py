@@ -91,3 +91,47 @@ def test_a_wrong_key_fails_at_start_naming_it(tmp_path):
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(bad))
     run = _snakemake(tmp_path, "-n")
     assert run.returncode != 0 and "repeatz" in run.stdout + run.stderr
+
+
+def test_report_holds_every_table_and_the_figure(finished_run):
+    run = _snakemake(finished_run, "--report", "report.html")
+    assert run.returncode == 0, run.stderr[-3000:]
+    html = (finished_run / "report.html").read_text(errors="replace")
+    for name in ("bin.tex", "mc.tex", "keypoints.tex", "keypoints.png"):
+        assert name in html
+
+
+def test_changing_one_table_reruns_only_its_jobs(finished_run, tmp_path):
+    mc = {**TINY["experiments"]["mc"], "repeats": 2}
+    changed = {**TINY, "experiments": {**TINY["experiments"], "mc": mc}}
+    config = tmp_path / "changed.yaml"
+    config.write_text(yaml.safe_dump(changed))
+    dry = _snakemake(finished_run, "-n", "--configfile", str(config))
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    out = dry.stdout + dry.stderr
+    jobs = [line for line in out.splitlines()
+            if "results/" in line and ("output:" in line or "scores/" in line)]
+    assert jobs, out[-2000:]
+    assert all("/bin/" not in job and "bin.tex" not in job and "keypoints" not in job for job in jobs), jobs
+    assert any("results/tables/mc.tex" in job for job in jobs)
+    assert any("results/scores/mc/base/" in job and "/1.json" in job for job in jobs)
+
+
+def test_paper_config_lists_the_whole_job_graph(tmp_path):
+    (tmp_path / "config").mkdir()
+    shutil.copy(ROOT / "config" / "paper.yaml", tmp_path / "config" / "config.yaml")
+    dry = _snakemake(tmp_path, "-n", "--quiet", "rules")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    counts = {}
+    for line in (dry.stdout + dry.stderr).splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            counts[parts[0]] = int(parts[1])
+    paper = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
+    zoo = paper["cnn_zoo"]
+    shards = -(-zoo["cnns"] // zoo["shard_size"])
+    assert counts["score_cnn_shard"] == len(zoo["images"]) * len(zoo["cutoffs"]) * shards
+    assert counts["table"] == len(paper["experiments"])
+    openml = paper["experiments"]["openml"]
+    assert counts["evaluate"] > len(openml["datasets"]) * openml["repeats"] * len(openml["methods"])
+    assert counts["pretrain"] >= len(openml["datasets"])  # leave-one-dataset-out: one per held-out set

@@ -6,11 +6,14 @@ import numpy as np
 from sklearn.metrics import accuracy_score, roc_auc_score
 
 
-def support_query_split(y: np.ndarray, n_support: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Random ``n_support`` support rows (every class at least once when possible), rest query.
+def support_query_split(y: np.ndarray, n_support: int, seed: int,
+                        max_query: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Random ``n_support`` support rows (every class at least once when possible); the query
+    set is the rest, or a random ``max_query`` of the rest (the paper's aggregation tables
+    cap it at 8000).
 
     Returns:
-        (support indices, query indices), both sorted.
+        (support indices, query indices), both sorted and disjoint.
     """
     rng = np.random.default_rng(seed)
     n = len(y)
@@ -21,6 +24,8 @@ def support_query_split(y: np.ndarray, n_support: int, seed: int) -> tuple[np.nd
     rest = order[~np.isin(order, firsts)]
     support = np.sort(np.r_[firsts, rest[:n_support - len(firsts)]]).astype(np.int64)
     query = np.setdiff1d(np.arange(n), support)
+    if max_query is not None and len(query) > max_query:
+        query = np.sort(rng.choice(query, max_query, replace=False))
     return support, query
 
 

@@ -52,13 +52,16 @@ def subtask(task: Task, features: tuple[int, int], seed: int) -> Task:
 
 
 def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat: int,
-                    model=None, finetune_config=None, subtask_features=None) -> dict:
+                    model=None, finetune_config=None, subtask_features=None,
+                    max_query: int | None = None) -> dict:
     """Split ``task``, fit the method on the support rows, score the query rows.
 
     Args:
         spec: the method's config entry.
         subtask_features: (lo, hi) to evaluate on a random sub-task of C in [lo, hi] features
             (drawn per repeat, the same for every method); None uses every feature.
+        max_query: at most this many query rows (a random subset, the same for every method);
+            None uses every non-support row.
         model: the pre-trained ``DEN`` (DEN methods).
         finetune_config: ``FinetuneConfig`` for the ``den`` variant.
 
@@ -68,7 +71,7 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
     s = split_seed(seed, task.name, repeat)
     if subtask_features is not None:
         task = subtask(task, tuple(subtask_features), s)
-    support, query = support_query_split(task.y, n_support, s)
+    support, query = support_query_split(task.y, n_support, s, max_query)
     if spec["kind"] == "den":
         from den.model.task_model import TaskModel
         from den.train.finetune import FinetuneConfig, finetune

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from den.experiments import check_method
 
-EXPERIMENT_DEFAULTS = {"caption": "", "head": "binary", "metric": "auc", "n_support": 50, "repeats": 20,
-                       "model": {}, "sweep": None, "pretrain_on": None, "subtask_features": None,
-                       "figure": False, "compare_to": None}
+EXPERIMENT_DEFAULTS = {"caption": "", "head": "binary", "metric": "auc", "n_support": 50, "max_query": None,
+                       "repeats": 20, "model": {}, "sweep": None, "pretrain_on": None,
+                       "subtask_features": None, "figure": False, "compare_to": None}
 SIMULATED = "simulated"
 HELD_OUT_NONE = "all"
 

@@ -10,6 +10,7 @@ rule evaluate:
         method=lambda wildcards: config["methods"][wildcards.method],
         n_support=lambda wildcards: EXPERIMENTS[wildcards.experiment]["n_support"],
         subtask_features=lambda wildcards: EXPERIMENTS[wildcards.experiment]["subtask_features"],
+        max_query=lambda wildcards: EXPERIMENTS[wildcards.experiment]["max_query"],
         finetune=config.get("finetune", {}),
         seed=config["seed"],
     log:

@@ -23,7 +23,8 @@ with log_to(sm.log[0]):
     metrics = evaluate_method(dict(sm.params.method), Task.load(sm.input.data),
                               n_support=sm.params.n_support, seed=sm.params.seed, repeat=repeat,
                               model=model, finetune_config=finetune_config,
-                              subtask_features=sm.params.subtask_features)
+                              subtask_features=sm.params.subtask_features,
+                              max_query=sm.params.max_query)
     record = {"experiment": sm.wildcards.experiment, "setting": sm.wildcards.setting,
               "method": sm.wildcards.method,
               "dataset": sm.wildcards.dataset, "repeat": repeat, **metrics}

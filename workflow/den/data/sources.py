@@ -6,6 +6,7 @@ A dataset entry of the config names its ``source`` and that source's settings:
     csv        {source: csv, path: data.csv.gz, target: label, sep: ",", na_values: ["?"]}
     synthetic  {source: synthetic, rows: 800, features: 8, classes: 2, strength: 1.0, seed: 3}
     openml     {source: openml, id: 1471, target: null}           through the openml package
+    puzzles    {source: puzzles, threshold: 45}                    TF Lattice tutorial CSVs (download)
     tfds       {source: tfds, name: mnist}                         image datasets (CNN zoo)
     idx        {source: idx, path: dir/with/idx/files}             MNIST-format image files
 
@@ -27,7 +28,13 @@ from den.data.tasks import Task
 from den.errors import DENError
 
 SKLEARN_DATASETS = ("breast_cancer", "wine", "iris", "digits")
-TABULAR_SOURCES = ("sklearn", "csv", "synthetic", "openml")
+TABULAR_SOURCES = ("sklearn", "csv", "synthetic", "openml", "puzzles")
+# The Puzzles data of the TensorFlow Lattice aggregate-function tutorial: review rows of two
+# files, each with the sales column the tutorial uses as its label.
+PUZZLES_FILES = {
+    "https://raw.githubusercontent.com/wbakst/puzzles_data/master/train.csv": "Sales12-18MonthsAgo",
+    "https://raw.githubusercontent.com/wbakst/puzzles_data/master/test.csv": "SalesLastSixMonths",
+}
 
 
 class DENDataError(DENError):
@@ -99,6 +106,67 @@ def retry(action, what: str, attempts: int = 3, wait_s: float = 2.0):
             time.sleep(wait_s * attempt)
 
 
+def download(url: str, dest: Path, what: str, attempts: int = 3) -> Path:
+    """Fetch ``url`` to ``dest`` (kept when it exists): written to a temporary file in the same
+    directory, renamed when complete, retried; failures raise DENDataError naming ``what``."""
+    import shutil
+    import urllib.request
+
+    dest = Path(dest)
+    if dest.is_file():
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    partial = dest.with_name(f".{dest.name}.part")
+
+    def fetch():
+        with urllib.request.urlopen(url, timeout=60) as response, open(partial, "wb") as handle:
+            shutil.copyfileobj(response, handle)
+        os.replace(partial, dest)
+
+    try:
+        retry(fetch, f"{what}: downloading {url}", attempts=attempts)
+    finally:
+        partial.unlink(missing_ok=True)
+    return dest
+
+
+def puzzles_frame(files: dict[str, str], threshold: float):
+    """One frame of review rows from the Puzzles CSVs: ``files`` maps each file to the sales
+    column that labels its rows; ``target`` = 1 where sales > ``threshold``. Features: every
+    column but ``puzzle_name`` and the sales columns, plus ``num_reviews`` (reviews of the row's
+    puzzle in its file), as in the tutorial."""
+    import pandas as pd
+
+    frames = []
+    for path, sales in files.items():
+        frame = pd.read_csv(path)
+        missing = [c for c in ("puzzle_name", sales) if c not in frame.columns]
+        if missing:
+            raise DENDataError(f"Puzzles file {str(path)!r} has no column {missing[0]!r} "
+                               f"(columns: {list(frame.columns)})")
+        frame["num_reviews"] = frame.groupby("puzzle_name")["puzzle_name"].transform("size")
+        frame["target"] = (pd.to_numeric(frame[sales], errors="coerce") > threshold).astype(int)
+        sales_columns = [c for c in frame.columns if c.startswith("Sales")]
+        frames.append(frame.drop(columns=["puzzle_name", *sales_columns]))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _puzzles(name: str, spec: dict, cache_dir: Path) -> Task:
+    from den.data.encoding import task_from_frame
+
+    files = spec.get("files") or PUZZLES_FILES
+    local = {}
+    for i, (url, sales) in enumerate(files.items()):
+        if "://" not in url:  # a local copy
+            if not Path(url).is_file():
+                raise DENDataError(f"dataset {name!r} (puzzles): file {url!r} does not exist")
+            local[url] = sales
+            continue
+        dest = cache_dir / "puzzles" / f"{i}-{Path(url).name}"
+        local[download(url, dest, f"dataset {name!r} (puzzles)", int(spec.get("attempts", 3)))] = sales
+    return task_from_frame(puzzles_frame(local, float(spec.get("threshold", 45))), "target", name)
+
+
 def _openml(name: str, spec: dict, cache_dir: Path) -> Task:
     import openml
     import pandas as pd
@@ -142,6 +210,8 @@ def load_tabular(name: str, spec: dict, cache_dir: str | os.PathLike = "resource
         task = _synthetic(name, spec)
     elif source == "openml":
         task = _openml(name, spec, Path(cache_dir))
+    elif source == "puzzles":
+        task = _puzzles(name, spec, Path(cache_dir))
     else:
         raise DENDataError(f"dataset {name!r}: source must be one of {TABULAR_SOURCES}, got {source!r}")
     return drop_constant_columns(task)
