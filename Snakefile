@@ -15,6 +15,14 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
 
 
+# Cheap rules (seconds, little memory) run on the submitting host, not as cluster jobs
+# (profiles/slurm); simulated_task stays a cluster job: it loads a whole image set.
+localrules:
+    all,
+    table,
+    figure,
+
+
 rule all:
     default_target: True
     input:
