@@ -44,8 +44,28 @@ def test_direct_and_den_methods_score_the_same_split(small_binary_model):
     for metrics in (direct, den):
         assert 0.0 <= metrics["auc"] <= 1.0 and 0.0 <= metrics["accuracy"] <= 1.0
     assert direct["auc"] > 0.7  # a learnable task
-    assert pretrained_model_kind({"kind": "den", "variant": "no_plf"}) == "no_plf"
-    assert pretrained_model_kind({"kind": "direct", "model": "mlp"}) is None
+    assert pretrained_model_kind("x", {"kind": "den", "variant": "no_plf"}) == "no_plf"
+    assert pretrained_model_kind("x", {"kind": "direct", "model": "mlp"}) is None
+    assert pretrained_model_kind("pn", {"kind": "meta", "model": "proto_net"}) == "meta-pn"
+
+
+def test_meta_baselines_plug_into_the_same_evaluation():
+    from den.baselines.meta import MetaConfig
+    from den.experiments import check_method, pretrain_model
+
+    check_method("pn", {"kind": "meta", "model": "proto_net", "settings": {"steps": 5}})
+    with pytest.raises(ValueError, match="method 'pn': unknown settings \\['stepz'\\]"):
+        check_method("pn", {"kind": "meta", "model": "proto_net", "settings": {"stepz": 5}})
+    with pytest.raises(ValueError, match="method 'x': model must be one of"):
+        check_method("x", {"kind": "meta", "model": "svm"})
+    tasks = [make_task(f"t{i}", 300, 4 + i, seed=i) for i in range(3)]
+    learner = pretrain_model(tasks, {"baseline": "proto_net", "steps": 20, "n_inputs": 8}, {})
+    assert learner.config == MetaConfig(steps=20, n_inputs=8)
+    held_out = make_task("held", 300, 5, seed=9)
+    spec = {"kind": "meta", "model": "proto_net"}
+    metrics = evaluate_method(spec, held_out, n_support=50, seed=0, repeat=0, model=learner)
+    direct = evaluate_method({"kind": "direct", "model": "knn"}, held_out, n_support=50, seed=0, repeat=0)
+    assert metrics["split_seed"] == direct["split_seed"] and 0 <= metrics["auc"] <= 1
 
 
 def test_method_summary_and_latex():

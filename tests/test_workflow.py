@@ -18,6 +18,7 @@ TINY = {
     "seed": 5,
     "pretrain": {"steps": 8, "query_rows": 16, "support_rows": 16, "support_rows_min": 8},
     "finetune": {"epochs": 1, "steps_per_epoch": 2},
+    "baselines": {"steps": 4, "meta_batch": 1, "support_rows": 16, "query_rows": 16},
     "datasets": {
         "g1": {"source": "synthetic", "rows": 120, "features": 3, "seed": 1},
         "g2": {"source": "synthetic", "rows": 120, "features": 5, "seed": 2},
@@ -32,12 +33,14 @@ TINY = {
         "den": {"kind": "den", "variant": "den", "label": "DEN"},
         "den_no_plf": {"kind": "den", "variant": "no_plf"},
         "lr": {"kind": "direct", "model": "logistic_regression"},
+        "pn": {"kind": "meta", "model": "proto_net", "label": "Proto Net"},
+        "maml": {"kind": "meta", "model": "maml", "settings": {"steps": 2}},
     },
     "experiments": {
-        "bin": {"datasets": ["g1", "g2"], "methods": ["den", "den_no_plf", "lr"], "n_support": 30,
-                "repeats": 1, "caption": "Tiny binary"},
-        "mc": {"head": "multiclass", "metric": "accuracy", "datasets": ["m1", "m2"], "methods": ["den", "lr"],
-               "n_support": 30, "repeats": 1},
+        "bin": {"datasets": ["g1", "g2"], "methods": ["den", "den_no_plf", "lr", "pn", "maml"],
+                "n_support": 30, "repeats": 1, "caption": "Tiny binary"},
+        "mc": {"head": "multiclass", "metric": "accuracy", "datasets": ["m1", "m2"],
+               "methods": ["den", "lr", "pn"], "n_support": 30, "repeats": 1},
         "keypoints": {"pretrain_on": ["simulated"], "sweep": {"n_keypoints": [3, 6]},
                       "datasets": ["g1", "g2"], "methods": ["den"], "n_support": 30, "repeats": 1,
                       "figure": True, "subtask_features": [2, 3]},
@@ -61,13 +64,19 @@ def finished_run(tmp_path_factory):
 
 
 def test_every_table_exists_with_valid_numbers(finished_run):
-    for name, methods in (("bin", ["den", "den_no_plf", "lr"]), ("mc", ["den", "lr"])):
+    for name, methods in (("bin", ["den", "den_no_plf", "lr", "pn", "maml"]), ("mc", ["den", "lr", "pn"])):
         tex = (finished_run / "results" / "tables" / f"{name}.tex").read_text()
         assert "\\toprule" in tex and "2 datasets" in tex and "1 repeats" in tex
         summary = pd.read_csv(finished_run / "results" / "tables" / f"{name}.csv", index_col=0)
         assert list(summary.index) == methods
         assert summary["mean"].between(0, 100).all() and summary["best_pct"].between(0, 100).all()
     assert "DEN &" in (finished_run / "results" / "tables" / "bin.tex").read_text()
+    assert "Proto Net &" in (finished_run / "results" / "tables" / "bin.tex").read_text()
+    # each meta method pre-trains its own model per held-out set, with its own settings
+    from den.baselines.meta import MetaLearner
+
+    maml = MetaLearner.load(finished_run / "results" / "models" / "bin" / "base" / "meta-maml" / "g1.npz")
+    assert maml.name == "maml" and maml.config.steps == 2 and maml.metadata["tasks"] == ["g2"]
     sweep = (finished_run / "results" / "tables" / "keypoints.tex").read_text()
     assert "n\\_keypoints & g1 & g2" in sweep and sweep.count("\\textbf") >= 2
     for ext in ("pdf", "png"):

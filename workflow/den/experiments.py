@@ -1,9 +1,12 @@
 """Methods of the experiments and one evaluation job: (method, dataset, repeat) -> metrics.
 
-A method is a config entry ``{kind: den, variant: den|no_finetune|no_plf}`` or
-``{kind: direct, model: logistic_regression|mlp, hidden: [8]}``. DEN methods need a
-pre-trained model: ``den`` and ``no_finetune`` share the model pre-trained with PLFs,
-``no_plf`` uses one pre-trained without them (``pretrained_model_kind``).
+A method is a config entry: ``{kind: den, variant: den|no_finetune|no_plf}``,
+``{kind: direct, model: logistic_regression|mlp|gradient_boosting|knn, hidden: [8]}`` or
+``{kind: meta, model: proto_net|..., settings: {...}}`` (a baseline of
+``den.baselines.meta``; ``settings`` overrides the config's ``baselines`` section). DEN
+methods need a pre-trained model: ``den`` and ``no_finetune`` share the model pre-trained
+with PLFs, ``no_plf`` uses one pre-trained without them; each meta method has its own
+(``pretrained_model_kind``). A new kind of method plugs in here, not in the rules.
 """
 
 from __future__ import annotations
@@ -15,24 +18,81 @@ import numpy as np
 from den.data.tasks import Task
 from den.evaluate import score, support_query_split
 
-METHOD_KINDS = ("den", "direct")
+METHOD_KINDS = ("den", "direct", "meta")
 DEN_VARIANTS = ("den", "no_finetune", "no_plf")
+META_PREFIX = "meta-"
 
 
 def check_method(name: str, spec: dict) -> None:
     """Raise ValueError naming the method when its config entry is invalid."""
+    import dataclasses
+
+    from den.baselines.direct import DIRECT_MODELS
+    from den.baselines.meta import BASELINES, MetaConfig
+
     kind = spec.get("kind")
     if kind not in METHOD_KINDS:
         raise ValueError(f"method {name!r}: kind must be one of {METHOD_KINDS}, got {kind!r}")
     if kind == "den" and spec.get("variant", "den") not in DEN_VARIANTS:
         raise ValueError(f"method {name!r}: variant must be one of {DEN_VARIANTS}")
+    if kind == "direct" and spec.get("model") not in DIRECT_MODELS:
+        raise ValueError(f"method {name!r}: model must be one of {DIRECT_MODELS}, got {spec.get('model')!r}")
+    if kind == "meta":
+        if spec.get("model") not in BASELINES:
+            raise ValueError(f"method {name!r}: model must be one of {BASELINES}, got {spec.get('model')!r}")
+        known = {f.name for f in dataclasses.fields(MetaConfig)} - {"head", "seed"}
+        unknown = sorted(set(spec.get("settings") or {}) - known)
+        if unknown:
+            raise ValueError(f"method {name!r}: unknown settings {unknown}; known: {sorted(known)}")
 
 
-def pretrained_model_kind(spec: dict) -> str | None:
-    """Which pre-trained model a method needs: "plf", "no_plf" or None (direct methods)."""
-    if spec.get("kind") != "den":
+def pretrained_model_kind(name: str, spec: dict) -> str | None:
+    """Which pre-trained model method ``name`` needs: "plf" or "no_plf" (DEN), "meta-<name>"
+    (its own baseline model) or None (direct methods)."""
+    kind = spec.get("kind")
+    if kind == "meta":
+        return META_PREFIX + name
+    if kind != "den":
         return None
     return "no_plf" if spec.get("variant", "den") == "no_plf" else "plf"
+
+
+def pretrain_model(tasks: list[Task], params: dict, pretrain: dict, checkpoint_dir=None):
+    """Pre-train the model of one pre-training job.
+
+    Args:
+        params: ``workflow_config.model_params``: DEN's ModelConfig keywords, or a baseline's
+            MetaConfig keywords plus ``baseline`` (its name).
+        pretrain: DEN's PretrainConfig keywords (unused by baselines, whose steps and batch
+            sizes are MetaConfig fields).
+        checkpoint_dir: DEN resumes an interrupted run from here.
+
+    Returns:
+        the model (``DEN`` or ``MetaLearner``), with ``save(path)``.
+    """
+    if "baseline" in params:
+        from den.baselines.meta import MetaConfig, make_baseline
+        from den.progress import Progress
+
+        settings = dict(params)
+        learner = make_baseline(settings.pop("baseline"), MetaConfig(**settings))
+        return learner.pretrain(tasks, Progress(learner.config.steps, f"pretrain {learner.name}"))
+    from den.model.config import ModelConfig
+    from den.train import pretrain as den_pretrain
+
+    return den_pretrain.pretrain(tasks, ModelConfig(**params), den_pretrain.PretrainConfig(**pretrain),
+                                 checkpoint_dir=checkpoint_dir)
+
+
+def load_model(path, spec: dict):
+    """The pre-trained model a method evaluates with (``DEN`` or ``MetaLearner``)."""
+    if spec.get("kind") == "meta":
+        from den.baselines.meta import MetaLearner
+
+        return MetaLearner.load(path)
+    from den.model.den import DEN
+
+    return DEN.load(path)
 
 
 def split_seed(seed: int, dataset: str, repeat: int) -> int:
@@ -62,7 +122,7 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
             (drawn per repeat, the same for every method); None uses every feature.
         max_query: at most this many query rows (a random subset, the same for every method);
             None uses every non-support row.
-        model: the pre-trained ``DEN`` (DEN methods).
+        model: the pre-trained ``DEN`` (DEN methods) or ``MetaLearner`` (meta methods).
         finetune_config: ``FinetuneConfig`` for the ``den`` variant.
 
     Returns:
@@ -82,6 +142,9 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
             base = finetune_config or FinetuneConfig()
             finetune(task_model, FinetuneConfig(**{**base.to_dict(), "seed": s}))
         proba = task_model.predict_proba(task.x[query])
+    elif spec["kind"] == "meta":
+        model.adapt(task.x[support], task.y[support], task.n_classes, seed=s)
+        proba = model.predict_proba(task.x[query])
     else:
         from den.baselines.direct import direct_predict_proba
 

@@ -12,7 +12,7 @@ per value ("<key>-<value>"); without a sweep the only setting is "base".
 
 from __future__ import annotations
 
-from den.experiments import check_method
+from den.experiments import META_PREFIX, check_method, pretrained_model_kind
 
 EXPERIMENT_DEFAULTS = {"caption": "", "head": "binary", "metric": "auc", "n_support": 50, "max_query": None,
                        "repeats": 20, "model": {}, "sweep": None, "pretrain_on": None,
@@ -106,7 +106,15 @@ def held_out_name(spec: dict, dataset: str) -> str:
 
 
 def model_params(config: dict, spec: dict, setting: str, kind: str) -> dict:
-    """ModelConfig keyword arguments of a pre-training run."""
+    """Keyword arguments of a pre-training run: DEN's ModelConfig (kind "plf"/"no_plf"), or
+    a baseline's MetaConfig and its name under "baseline" (kind "meta-<method>"): the
+    config's ``baselines`` section, then the method's ``settings``."""
+    if kind.startswith(META_PREFIX):
+        method = config["methods"][kind[len(META_PREFIX):]]
+        max_classes = {**config.get("model", {}), **spec["model"]}.get("max_classes")
+        return {**config.get("baselines", {}), **(method.get("settings") or {}), "baseline": method["model"],
+                "head": spec["head"], "seed": config.get("seed", 91620),
+                **({"max_classes": max_classes} if max_classes else {})}
     return {**config.get("model", {}), **spec["model"], **settings(spec)[setting], "head": spec["head"],
             "use_calibration": kind == "plf", "seed": config.get("seed", 91620)}
 
@@ -155,7 +163,9 @@ def model_index(config: dict) -> dict[str, str]:
     canonical, index = {}, {}
     for name, spec in experiments(config).items():
         for setting in settings(spec):
-            for kind in ("plf", "no_plf"):
+            metas = [pretrained_model_kind(m, config["methods"][m]) for m in spec["methods"]
+                     if config["methods"][m].get("kind") == "meta"]
+            for kind in ("plf", "no_plf", *metas):
                 for held_out in _held_outs(spec):
                     path = f"results/models/{name}/{setting}/{kind}/{held_out}.npz"
                     key = json.dumps([training_datasets(config, spec, held_out),

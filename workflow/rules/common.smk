@@ -24,7 +24,7 @@ wildcard_constraints:
     heldout=NAME,
     setting=NAME,
     images=NAME,
-    kind="plf|no_plf",
+    kind=f"plf|no_plf|meta-{NAME}",
     repeat=r"\d+",
     cutoff=r"\d+",
     shard=r"\d+",
@@ -36,11 +36,19 @@ def training_data(wildcards):
     return [wc.data_file(d) for d in wc.training_datasets(config, spec, wildcards.heldout)]
 
 
+def evaluation_protocol(wildcards):
+    """The method's config entry and the experiment's split settings (one function, as
+    snakemake's cost per parameter function adds up over the paper's ~20,000 jobs)."""
+    spec = EXPERIMENTS[wildcards.experiment]
+    return {"method": config["methods"][wildcards.method], "n_support": spec["n_support"],
+            "subtask_features": spec["subtask_features"], "max_query": spec["max_query"]}
+
+
 def evaluation_inputs(wildcards):
     """The dataset file and, for DEN methods, the model that did not see the dataset."""
     spec = EXPERIMENTS[wildcards.experiment]
     inputs = {"data": wc.data_file(wildcards.dataset)}
-    kind = pretrained_model_kind(config["methods"][wildcards.method])
+    kind = pretrained_model_kind(wildcards.method, config["methods"][wildcards.method])
     if kind:
         held_out = wc.held_out_name(spec, wildcards.dataset)
         path = f"results/models/{wildcards.experiment}/{wildcards.setting}/{kind}/{held_out}.npz"

@@ -7,10 +7,7 @@ rule evaluate:
     output:
         scores="results/scores/{experiment}/{setting}/{method}/{dataset}/{repeat}.json",
     params:
-        method=lambda wildcards: config["methods"][wildcards.method],
-        n_support=lambda wildcards: EXPERIMENTS[wildcards.experiment]["n_support"],
-        subtask_features=lambda wildcards: EXPERIMENTS[wildcards.experiment]["subtask_features"],
-        max_query=lambda wildcards: EXPERIMENTS[wildcards.experiment]["max_query"],
+        protocol=evaluation_protocol,
         finetune=config.get("finetune", {}),
         seed=config["seed"],
     log:

@@ -13,18 +13,16 @@ from den.logs import log_to  # noqa: E402
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
-    model, finetune_config = None, None
-    if "model" in sm.input.keys():
-        from den.model.den import DEN
-        from den.train.finetune import FinetuneConfig
+    from den.experiments import load_model
+    from den.train.finetune import FinetuneConfig
 
-        model, finetune_config = DEN.load(sm.input.model), FinetuneConfig(**sm.params.finetune)
+    protocol = dict(sm.params.protocol)
+    method = dict(protocol.pop("method"))
+    model = load_model(sm.input.model, method) if "model" in sm.input.keys() else None
     repeat = int(sm.wildcards.repeat)
-    metrics = evaluate_method(dict(sm.params.method), Task.load(sm.input.data),
-                              n_support=sm.params.n_support, seed=sm.params.seed, repeat=repeat,
-                              model=model, finetune_config=finetune_config,
-                              subtask_features=sm.params.subtask_features,
-                              max_query=sm.params.max_query)
+    metrics = evaluate_method(method, Task.load(sm.input.data), seed=sm.params.seed, repeat=repeat,
+                              model=model,
+                              finetune_config=FinetuneConfig(**sm.params.finetune), **protocol)
     record = {"experiment": sm.wildcards.experiment, "setting": sm.wildcards.setting,
               "method": sm.wildcards.method,
               "dataset": sm.wildcards.dataset, "repeat": repeat, **metrics}
