@@ -102,6 +102,30 @@ def test_config_cross_references_are_checked():
     assert experiments(config)["t"]["repeats"] == 20  # defaults filled in
 
 
+def test_simulated_plus_others_holds_each_dataset_out_and_data_dir_resolves_paths():
+    from den.workflow_config import dataset_spec, held_out_name, model_index, training_datasets
+
+    config = {"datasets": {n: {"source": "csv", "path": f"{n}.csv.gz"} for n in ("a", "b", "c")},
+              "image_datasets": {"digits": {"source": "sklearn"}},
+              "cnn_zoo": {"images": ["digits"], "cutoffs": [3]},
+              "methods": {"den": {"kind": "den"}},
+              "experiments": {"t": {"datasets": ["a", "b", "c"], "methods": ["den"],
+                                    "pretrain_on": ["simulated", "others"]}}}
+    spec = experiments(config)["t"]
+    assert training_datasets(config, spec, "b") == ["sim-digits-c3", "a", "c"]
+    assert held_out_name(spec, "b") == "b"
+    assert "results/models/t/base/plf/c.npz" in model_index(config)
+    config["experiments"]["t"]["datasets"] = ["a"]
+    with pytest.raises(ConfigError, match="leave-one-dataset-out needs >= 2 datasets"):
+        experiments(config)
+    assert dataset_spec(config, "a")["path"] == "a.csv.gz"  # no data_dir: as written
+    config["data_dir"] = "/data/copies"
+    assert dataset_spec(config, "a")["path"] == "/data/copies/a.csv.gz"
+    assert config["datasets"]["a"]["path"] == "a.csv.gz"  # the config itself is left alone
+    config["datasets"]["a"]["path"] = "/abs/a.csv"
+    assert dataset_spec(config, "a")["path"] == "/abs/a.csv"
+
+
 def test_subtasks_settings_and_transfer_protocol():
     from den.data.synthetic import make_task
     from den.experiments import subtask

@@ -123,7 +123,8 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
         max_query: at most this many query rows (a random subset, the same for every method);
             None uses every non-support row.
         model: the pre-trained ``DEN`` (DEN methods) or ``MetaLearner`` (meta methods).
-        finetune_config: ``FinetuneConfig`` for the ``den`` variant.
+        finetune_config: ``FinetuneConfig`` (or its keyword arguments) for the ``den`` variant;
+            TensorFlow is imported only for DEN and meta methods.
 
     Returns:
         dict with auc, accuracy, n_support, n_query, split_seed.
@@ -140,6 +141,7 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
                                x_unlabeled=task.x[query])
         if spec.get("variant", "den") == "den":
             base = finetune_config or FinetuneConfig()
+            base = FinetuneConfig(**base) if isinstance(base, dict) else base
             finetune(task_model, FinetuneConfig(**{**base.to_dict(), "seed": s}))
         proba = task_model.predict_proba(task.x[query])
     elif spec["kind"] == "meta":

@@ -12,12 +12,15 @@ per value ("<key>-<value>"); without a sweep the only setting is "base".
 
 from __future__ import annotations
 
+import os
+
 from den.experiments import META_PREFIX, check_method, pretrained_model_kind
 
 EXPERIMENT_DEFAULTS = {"caption": "", "head": "binary", "metric": "auc", "n_support": 50, "max_query": None,
                        "repeats": 20, "model": {}, "sweep": None, "pretrain_on": None,
                        "subtask_features": None, "figure": False, "compare_to": None}
 SIMULATED = "simulated"
+OTHERS = "others"  # in pretrain_on: the experiment's datasets but the held-out one
 HELD_OUT_NONE = "all"
 
 
@@ -54,7 +57,7 @@ def experiments(config: dict) -> dict[str, dict]:
         pretrain_on = full["pretrain_on"] or []
         for key, names in (("datasets", full["datasets"]), ("pretrain_on", pretrain_on)):
             for dataset in names:
-                if dataset != SIMULATED and dataset not in known:
+                if dataset not in (SIMULATED, OTHERS) and dataset not in known:
                     raise ConfigError(f"experiments.{name}.{key}: unknown dataset {dataset!r}; define it "
                                       f"under 'datasets' or 'cnn_zoo' (known: {sorted(known)})")
         if SIMULATED in pretrain_on and not simulated_datasets(config):
@@ -71,9 +74,9 @@ def experiments(config: dict) -> dict[str, dict]:
             raise ConfigError(f"experiments.{name}.sweep: give exactly one key to sweep")
         if full["compare_to"] is not None and full["compare_to"] not in config["experiments"]:
             raise ConfigError(f"experiments.{name}.compare_to: unknown experiment {full['compare_to']!r}")
-        if full["pretrain_on"] is None and len(full["datasets"]) < 2:
+        if leave_one_out(full) and len(full["datasets"]) < 2:
             raise ConfigError(f"experiments.{name}: leave-one-dataset-out needs >= 2 datasets "
-                              f"(or give pretrain_on)")
+                              f"(or give pretrain_on without 'others')")
         out[name] = full
     return out
 
@@ -90,19 +93,38 @@ def data_file(dataset: str) -> str:
     return f"results/data/{dataset}.npz"
 
 
+def dataset_spec(config: dict, name: str, section: str = "datasets") -> dict:
+    """A dataset's config entry with a relative ``path`` taken under ``data_dir`` when the
+    config gives one (``--config data_dir=...``: local copies kept outside the checkout)."""
+    spec = dict(config[section][name])
+    data_dir = config.get("data_dir")
+    if data_dir and spec.get("path") and not os.path.isabs(spec["path"]):
+        spec["path"] = os.path.join(os.path.abspath(os.path.expanduser(data_dir)), spec["path"])
+    return spec
+
+
+def leave_one_out(spec: dict) -> bool:
+    """Whether each dataset is evaluated with a model that did not see it: no ``pretrain_on``,
+    or ``pretrain_on`` naming "others" (e.g. ``[simulated, others]``)."""
+    return spec["pretrain_on"] is None or OTHERS in spec["pretrain_on"]
+
+
 def training_datasets(config: dict, spec: dict, held_out: str) -> list[str]:
-    """Datasets a pre-training run uses: the others (leave-one-out) or ``pretrain_on``."""
+    """Datasets a pre-training run uses: the experiment's others (leave-one-out) or the
+    entries of ``pretrain_on`` ("simulated": every CNN-zoo task; "others": the experiment's
+    datasets but ``held_out``)."""
+    others = [d for d in spec["datasets"] if d != held_out]
     if spec["pretrain_on"] is None:
-        return [d for d in spec["datasets"] if d != held_out]
+        return others
     names = []
     for entry in spec["pretrain_on"]:
-        names += simulated_datasets(config) if entry == SIMULATED else [entry]
+        names += simulated_datasets(config) if entry == SIMULATED else others if entry == OTHERS else [entry]
     return names
 
 
 def held_out_name(spec: dict, dataset: str) -> str:
     """The model file a dataset is evaluated with: itself held out, or the one transfer model."""
-    return dataset if spec["pretrain_on"] is None else HELD_OUT_NONE
+    return dataset if leave_one_out(spec) else HELD_OUT_NONE
 
 
 def model_params(config: dict, spec: dict, setting: str, kind: str) -> dict:
@@ -151,7 +173,7 @@ def shard_cnns(config: dict, shard: int) -> list[int]:
 
 
 def _held_outs(spec: dict) -> list[str]:
-    return list(spec["datasets"]) if spec["pretrain_on"] is None else [HELD_OUT_NONE]
+    return list(spec["datasets"]) if leave_one_out(spec) else [HELD_OUT_NONE]
 
 
 def model_index(config: dict) -> dict[str, str]:

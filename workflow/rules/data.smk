@@ -7,7 +7,7 @@ rule prepare_dataset:
     output:
         data="results/data/{dataset}.npz",
     params:
-        spec=lambda wildcards: config["datasets"][wildcards.dataset],
+        spec=lambda wildcards: wc.dataset_spec(config, wildcards.dataset),
         cache_dir="resources",
     log:
         "results/logs/prepare_dataset/{dataset}.log",

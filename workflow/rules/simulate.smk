@@ -5,7 +5,7 @@ rule prepare_images:
     output:
         images="results/images/{images}.npz",
     params:
-        spec=lambda wildcards: config["image_datasets"][wildcards.images],
+        spec=lambda wildcards: wc.dataset_spec(config, wildcards.images, "image_datasets"),
         cache_dir="resources",
     log:
         "results/logs/prepare_images/{images}.log",

@@ -14,7 +14,6 @@ from den.logs import log_to  # noqa: E402
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     from den.experiments import load_model
-    from den.train.finetune import FinetuneConfig
 
     protocol = dict(sm.params.protocol)
     method = dict(protocol.pop("method"))
@@ -22,7 +21,7 @@ with log_to(sm.log[0]):
     repeat = int(sm.wildcards.repeat)
     metrics = evaluate_method(method, Task.load(sm.input.data), seed=sm.params.seed, repeat=repeat,
                               model=model,
-                              finetune_config=FinetuneConfig(**sm.params.finetune), **protocol)
+                              finetune_config=dict(sm.params.finetune), **protocol)
     record = {"experiment": sm.wildcards.experiment, "setting": sm.wildcards.setting,
               "method": sm.wildcards.method,
               "dataset": sm.wildcards.dataset, "repeat": repeat, **metrics}

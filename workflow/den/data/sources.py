@@ -78,7 +78,8 @@ def _csv(name: str, spec: dict) -> Task:
     if not path:
         raise DENDataError(f"dataset {name!r} (csv): give 'path' of the file")
     if not Path(path).is_file():
-        raise DENDataError(f"dataset {name!r} (csv): file {str(path)!r} does not exist")
+        raise DENDataError(f"dataset {name!r} (csv): file {str(path)!r} does not exist (a relative path is "
+                           f"taken under the config's data_dir, e.g. --config data_dir=/path/to/copies)")
     try:
         frame = pd.read_csv(path, sep=spec.get("sep", ","), na_values=spec.get("na_values"))
     except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as err:
