@@ -41,6 +41,14 @@ def test_direct_and_den_methods_score_the_same_split(small_binary_model):
     capped = evaluate_method({"kind": "direct", "model": "logistic_regression"}, task, n_support=50,
                              seed=0, repeat=0, max_query=80)
     assert capped["n_query"] == 80 and capped["split_seed"] == direct["split_seed"]
+    lr = {"kind": "direct", "model": "logistic_regression"}
+    many = evaluate_method(lr, task, n_support=50, seed=0, repeat=0, subtasks=3, subtask_features=[2, 3])
+    singles = [evaluate_method(lr, task, n_support=50, seed=0, repeat=0, subtask_features=[2, 3])]
+    assert many["subtasks"] == 3 and many["split_seed"] == direct["split_seed"]
+    assert many["auc"] != singles[0]["auc"]  # an average over three different sub-tasks
+    assert 2 <= many["n_features"] <= 3
+    with pytest.raises(ValueError, match="subtasks must be >= 1"):
+        evaluate_method(lr, task, n_support=50, seed=0, repeat=0, subtasks=0)
     for metrics in (direct, den):
         assert 0.0 <= metrics["auc"] <= 1.0 and 0.0 <= metrics["accuracy"] <= 1.0
     assert direct["auc"] > 0.7  # a learnable task

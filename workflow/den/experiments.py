@@ -113,13 +113,17 @@ def subtask(task: Task, features: tuple[int, int], seed: int) -> Task:
 
 def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat: int,
                     model=None, finetune_config=None, subtask_features=None,
-                    max_query: int | None = None) -> dict:
+                    max_query: int | None = None, subtasks: int = 1) -> dict:
     """Split ``task``, fit the method on the support rows, score the query rows.
+
+    With ``subtasks`` = k > 1 this is done k times on independent splits (and feature
+    subsets) and the metrics are averaged: one repeat of the paper's aggregation tables
+    holds 100 sub-tasks. Sub-task 0 is the single evaluation of ``subtasks`` = 1.
 
     Args:
         spec: the method's config entry.
         subtask_features: (lo, hi) to evaluate on a random sub-task of C in [lo, hi] features
-            (drawn per repeat, the same for every method); None uses every feature.
+            (drawn per repeat and sub-task, the same for every method); None uses every feature.
         max_query: at most this many query rows (a random subset, the same for every method);
             None uses every non-support row.
         model: the pre-trained ``DEN`` (DEN methods) or ``MetaLearner`` (meta methods).
@@ -127,9 +131,23 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
             TensorFlow is imported only for DEN and meta methods.
 
     Returns:
-        dict with auc, accuracy, n_support, n_query, split_seed.
+        dict with auc, accuracy, n_support, n_query, n_features, split_seed (of sub-task 0)
+        and subtasks.
     """
-    s = split_seed(seed, task.name, repeat)
+    if subtasks < 1:
+        raise ValueError(f"subtasks must be >= 1, got {subtasks}")
+    runs = [_evaluate_once(spec, task, n_support=n_support, seed=seed, repeat=repeat, k=k, model=model,
+                           finetune_config=finetune_config, subtask_features=subtask_features,
+                           max_query=max_query) for k in range(subtasks)]
+    out = dict(runs[0])
+    for key in ("auc", "accuracy", "n_query", "n_features"):
+        out[key] = float(np.mean([run[key] for run in runs]))
+    return {**out, "subtasks": subtasks}
+
+
+def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_config, subtask_features,
+                   max_query) -> dict:
+    s = split_seed(seed, task.name, repeat) if k == 0 else split_seed(seed, f"{task.name}#{k}", repeat)
     if subtask_features is not None:
         task = subtask(task, tuple(subtask_features), s)
     support, query = support_query_split(task.y, n_support, s, max_query)

@@ -41,7 +41,8 @@ def evaluation_protocol(wildcards):
     snakemake's cost per parameter function adds up over the paper's ~20,000 jobs)."""
     spec = EXPERIMENTS[wildcards.experiment]
     return {"method": config["methods"][wildcards.method], "n_support": spec["n_support"],
-            "subtask_features": spec["subtask_features"], "max_query": spec["max_query"]}
+            "subtask_features": spec["subtask_features"], "max_query": spec["max_query"],
+            "subtasks": spec["subtasks"]}
 
 
 def evaluation_inputs(wildcards):
