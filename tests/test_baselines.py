@@ -128,3 +128,11 @@ def test_baseline_errors_name_the_problem(training_tasks, tmp_path):
     (tmp_path / "other.npz").write_bytes(b"not a model")
     with pytest.raises(DENModelError, match="other.npz"):
         MetaLearner.load(tmp_path / "other.npz")
+
+
+def test_the_interface_is_abstract():
+    from den.baselines.maml import GradientMetaLearner
+
+    for base in (MetaLearner, GradientMetaLearner):
+        with pytest.raises(TypeError, match="abstract"):
+            base(MetaConfig())

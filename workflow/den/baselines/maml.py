@@ -22,6 +22,8 @@ the support set; logits (N, K) (BMAML: (M, N, K) for M particles).
 
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 
 from den.baselines.meta import MetaLearner, apply_dense, dense_params, glorot, one_hot
@@ -41,8 +43,16 @@ def masked_cross_entropy(logits, y, present):
 class GradientMetaLearner(MetaLearner):
     """Shared meta-training (inner/outer loop) and last-layer fine-tuning."""
 
+    @abc.abstractmethod
     def forward(self, params, x):
-        raise NotImplementedError
+        """Logits of the base model with weights ``params``: (N, D) -> (N, K) (BMAML: (M, N, K))."""
+
+    def scores(self, xs, ys, xq):
+        """Log-probabilities of the query rows before any adaptation (the pre-trained model)."""
+        from den._tf import tf
+
+        present = tf.reduce_max(ys, axis=0) > 0
+        return tf.math.log(self.query_probabilities(self.params, xq, present) + 1e-12)
 
     def inner_indices(self) -> list[int]:
         """Parameters the inner loop adapts."""

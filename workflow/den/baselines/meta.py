@@ -31,6 +31,7 @@ Shared protocol:
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import json
 import os
@@ -176,7 +177,7 @@ def apply_dense(params, x, final_relu: bool = False):
     return x
 
 
-class MetaLearner:
+class MetaLearner(abc.ABC):
     """Base class: episodic pre-training, adaptation to a support set, prediction.
 
     Subclasses set ``name``, build their weights in ``init_params`` and define
@@ -200,11 +201,13 @@ class MetaLearner:
         self._step_fn = None
 
     # -- to be defined by each method -------------------------------------------------------
+    @abc.abstractmethod
     def init_params(self, rng: np.random.Generator) -> list[np.ndarray]:
-        raise NotImplementedError
+        """The method's initial weights, in the order of ``self.params``."""
 
+    @abc.abstractmethod
     def scores(self, xs, ys, xq):
-        raise NotImplementedError
+        """(S, D) support rows, (S, K) one-hot labels, (Q, D) query rows -> (Q, K) class scores."""
 
     def regularization(self):
         return 0.0
