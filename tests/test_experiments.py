@@ -7,7 +7,13 @@ import pytest
 from den.data.synthetic import make_task
 from den.evaluate import support_query_split
 from den.experiments import evaluate_method, pretrained_model_kind, split_seed
-from den.report.tables import describe_run, latex_method_table, method_summary
+from den.report.tables import (
+    dataset_summary,
+    describe_run,
+    latex_dataset_table,
+    latex_method_table,
+    method_summary,
+)
 from den.workflow_config import ConfigError, experiments
 
 
@@ -93,6 +99,26 @@ def test_method_summary_and_latex():
     assert describe_run(scores) == "2 datasets (a, b) $\\times$ 2 repeats"
     scores["dataset"] = scores["dataset"].map({"a": "gen_a", "b": "b"})
     assert "(b, gen\\_a)" in describe_run(scores)
+
+
+def test_per_dataset_table_counts_datasets_won():
+    # den wins a (85 vs 80) and c; lr wins b; c is a tie on the mean, counted for both
+    scores = pd.DataFrame({
+        "dataset": ["a", "a", "b", "b", "c", "c"] * 2,
+        "repeat": [0, 1] * 6,
+        "method": ["den"] * 6 + ["lr"] * 6,
+        "auc": [0.9, 0.8, 0.6, 0.6, 0.7, 0.7, 0.8, 0.8, 0.9, 0.7, 0.6, 0.8],
+    })
+    tex = latex_dataset_table(dataset_summary(scores, "auc"), ["den", "lr"], {"lr": "Direct LR & co"},
+                              "cap", "table:x")
+    rows = {line.split(" & ")[0]: line for line in tex.splitlines() if " & " in line}
+    assert "Direct LR \\& co" in rows["Dataset"]
+    assert rows["a"] == "a & \\textbf{85.00 (5.00)} & 80.00 (0.00) \\\\"
+    assert rows["b"].startswith("b & 60.00 (0.00) & \\textbf{80.00 (10.00)}")
+    assert rows["c"].count("\\textbf") == 2
+    assert rows["Mean"] == "Mean & 71.67 & \\textbf{76.67} \\\\"
+    assert rows["Best on"] == "Best on & \\textbf{2} & \\textbf{2} \\\\"
+    assert "\\bottomrule" in tex and tex.count("\\midrule") == 2
 
 
 def test_config_cross_references_are_checked():

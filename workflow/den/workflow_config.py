@@ -18,7 +18,8 @@ from den.experiments import META_PREFIX, check_method, pretrained_model_kind
 
 EXPERIMENT_DEFAULTS = {"caption": "", "head": "binary", "metric": "auc", "n_support": 50, "max_query": None,
                        "repeats": 20, "model": {}, "sweep": None, "pretrain_on": None,
-                       "subtask_features": None, "subtasks": 1, "figure": False, "compare_to": None}
+                       "subtask_features": None, "subtasks": 1, "figure": False, "compare_to": None,
+                       "per_dataset": False}
 SIMULATED = "simulated"
 OTHERS = "others"  # in pretrain_on: the experiment's datasets but the held-out one
 HELD_OUT_NONE = "all"

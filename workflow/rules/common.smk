@@ -37,12 +37,14 @@ def training_data(wildcards):
 
 
 def evaluation_protocol(wildcards):
-    """The method's config entry and the experiment's split settings (one function, as
-    snakemake's cost per parameter function adds up over the paper's ~20,000 jobs)."""
+    """The method's config entry and the keyword arguments of ``evaluate_method`` (split
+    settings, seed, fine-tuning): one parameter, as snakemake's cost per parameter adds up
+    over the paper's ~12,000 evaluation jobs."""
     spec = EXPERIMENTS[wildcards.experiment]
     return {"method": config["methods"][wildcards.method], "n_support": spec["n_support"],
             "subtask_features": spec["subtask_features"], "max_query": spec["max_query"],
-            "subtasks": spec["subtasks"]}
+            "subtasks": spec["subtasks"], "seed": config["seed"],
+            "finetune_config": config.get("finetune", {})}
 
 
 def evaluation_inputs(wildcards):

@@ -8,8 +8,6 @@ rule evaluate:
         scores="results/scores/{experiment}/{setting}/{method}/{dataset}/{repeat}.json",
     params:
         protocol=evaluation_protocol,
-        finetune=config.get("finetune", {}),
-        seed=config["seed"],
     log:
         "results/logs/evaluate/{experiment}/{setting}/{method}/{dataset}/{repeat}.log",
     benchmark:

@@ -19,9 +19,7 @@ with log_to(sm.log[0]):
     method = dict(protocol.pop("method"))
     model = load_model(sm.input.model, method) if "model" in sm.input.keys() else None
     repeat = int(sm.wildcards.repeat)
-    metrics = evaluate_method(method, Task.load(sm.input.data), seed=sm.params.seed, repeat=repeat,
-                              model=model,
-                              finetune_config=dict(sm.params.finetune), **protocol)
+    metrics = evaluate_method(method, Task.load(sm.input.data), repeat=repeat, model=model, **protocol)
     record = {"experiment": sm.wildcards.experiment, "setting": sm.wildcards.setting,
               "method": sm.wildcards.method,
               "dataset": sm.wildcards.dataset, "repeat": repeat, **metrics}

@@ -24,7 +24,11 @@ with log_to(sm.log[0]):
         if spec["compare_to"]:
             baseline = tables.collect(sm.input.baseline)
             summary = summary.join(tables.improvement(scores, baseline, spec["metric"], spec["methods"]))
-        tex = tables.latex_method_table(summary, spec["metric"], dict(sm.params.labels), caption, label)
+        if spec["per_dataset"]:
+            tex = tables.latex_dataset_table(tables.dataset_summary(scores, spec["metric"]), spec["methods"],
+                                             dict(sm.params.labels), caption, label)
+        else:
+            tex = tables.latex_method_table(summary, spec["metric"], dict(sm.params.labels), caption, label)
     with atomic_write(sm.output.tex, "w") as handle:
         handle.write(tex)
     with atomic_write(sm.output.csv, "w") as handle:

@@ -99,6 +99,39 @@ def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str
     return "\n".join(lines)
 
 
+def latex_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels: dict[str, str],
+                        caption: str, label: str) -> str:
+    """A booktabs table per dataset: a row each with every method's "mean (s.e.)" over repeats
+    (the row's best in bold), then "Mean" (each method's mean over datasets) and "Best on"
+    (on how many datasets the method has the row's best mean; ties count for each).
+
+    Args:
+        per_dataset: ``dataset_summary`` of one setting: columns dataset, method, mean, se.
+        methods: the methods, in column order.
+    """
+    means = per_dataset.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
+    ses = per_dataset.pivot(index="dataset", columns="method", values="se").reindex(columns=methods)
+    row_best = means.max(axis=1)
+    best = means.eq(row_best, axis=0)
+    head = "Dataset & " + " & ".join(latex_escape(labels.get(m, m)) for m in methods)
+    lines = ["\\begin{table}[t]", f"\\caption{{{caption}}}", f"\\label{{{label}}}", "\\begin{center}",
+             "\\begin{tabular}{l" + "c" * len(methods) + "}", "\\toprule", head + " \\\\", "\\midrule"]
+    for dataset in means.index:
+        cells = []
+        for method in methods:
+            text = f"{_fmt(means.at[dataset, method])} ({_fmt(ses.at[dataset, method])})"
+            cells.append(f"\\textbf{{{text}}}" if best.at[dataset, method] else text)
+        lines.append(latex_escape(dataset) + " & " + " & ".join(cells) + " \\\\")
+    overall, wins = means.mean(axis=0), best.sum(axis=0)
+    lines.append("\\midrule")
+    lines.append("Mean & " + " & ".join(f"\\textbf{{{_fmt(overall[m])}}}" if overall[m] == overall.max()
+                                        else _fmt(overall[m]) for m in methods) + " \\\\")
+    lines.append("Best on & " + " & ".join(f"\\textbf{{{wins[m]}}}" if wins[m] == wins.max() else str(wins[m])
+                                           for m in methods) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}", "\\end{center}", "\\end{table}", ""]
+    return "\n".join(lines)
+
+
 def describe_run(scores: pd.DataFrame, latex: bool = True) -> str:
     """'k datasets (a, b, ...) x R repeats', so a small run is never taken for the paper's."""
     datasets = sorted(scores["dataset"].unique())
