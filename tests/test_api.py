@@ -52,6 +52,20 @@ def test_numpy_input_and_model_path(tmp_path, small_binary_model):
     assert clf.n_features_in_ == 3
 
 
+def test_finetune_ensemble_averages_its_runs(small_binary_model, table):
+    frame, labels = table
+    kwargs = dict(model=small_binary_model, finetune_epochs=2, finetune_steps_per_epoch=2,
+                  finetune_learning_rate=0.05, seed=4)
+    clf = DENClassifier(finetune_ensemble=3, **kwargs).fit(frame[:50], labels[:50], X_unlabeled=frame[50:])
+    assert len(clf.task_models_) == 3 and clf.task_model_ is clf.task_models_[0]
+    runs = [DENClassifier(**{**kwargs, "seed": 4 + j}).fit(frame[:50], labels[:50], X_unlabeled=frame[50:])
+            for j in range(3)]
+    probas = [run.predict_proba(frame[50:]) for run in runs]
+    assert not np.allclose(probas[0], probas[2])
+    np.testing.assert_allclose(clf.predict_proba(frame[50:]), np.mean(probas, axis=0), atol=1e-6)
+    np.testing.assert_allclose(clf.finetune_losses_, runs[0].finetune_losses_, rtol=1e-6)
+
+
 def test_sklearn_params_and_clone(small_binary_model):
     clf = DENClassifier(model=small_binary_model, finetune_epochs=3)
     assert clf.get_params()["finetune_epochs"] == 3

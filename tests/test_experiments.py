@@ -12,6 +12,7 @@ from den.report.tables import (
     describe_run,
     latex_dataset_table,
     latex_method_table,
+    markdown_dataset_table,
     method_summary,
 )
 from den.workflow_config import ConfigError, experiments
@@ -119,6 +120,9 @@ def test_per_dataset_table_counts_datasets_won():
     assert rows["Mean"] == "Mean & 71.67 & \\textbf{76.67} \\\\"
     assert rows["Best on"] == "Best on & \\textbf{2} & \\textbf{2} \\\\"
     assert "\\bottomrule" in tex and tex.count("\\midrule") == 2
+    md = markdown_dataset_table(dataset_summary(scores, "auc"), ["den", "lr"], {"lr": "LR"}).splitlines()
+    assert md[0] == "| Dataset | den | LR |" and md[2] == "| a | **85.00 (5.00)** | 80.00 (0.00) |"
+    assert md[-2:] == ["| Mean | 71.67 | **76.67** |", "| Best on | **2** | **2** |"]
 
 
 def test_config_cross_references_are_checked():
@@ -211,3 +215,24 @@ def test_direct_baselines_learn_and_handle_missing_values(model):
     from sklearn.metrics import roc_auc_score
 
     assert roc_auc_score(task.y[50:], proba[:, 1]) > 0.65
+
+
+def test_finetune_ensemble_averages_runs_with_their_own_seeds(small_binary_model):
+    from den.train.finetune import FinetuneConfig, fine_tuned_models, mean_proba
+
+    task = make_task("ens", n_rows=300, n_features=5, seed=3)
+    support, query = support_query_split(task.y, 40, 0)
+    config = FinetuneConfig(epochs=2, steps_per_epoch=3, learning_rate=0.01, seed=5, ensemble=3)
+    models, losses = fine_tuned_models(small_binary_model, task.x[support], task.y[support], 2, config,
+                                       x_unlabeled=task.x[query])
+    probas = [m.predict_proba(task.x[query]) for m in models]
+    assert len(models) == len(losses) == 3 and len(losses[2]) == 6
+    assert not np.allclose(probas[0], probas[1])
+    np.testing.assert_allclose(mean_proba(models, task.x[query]), np.mean(probas, axis=0), rtol=1e-6)
+    # run j is the single run with seed + j
+    (single,), _ = fine_tuned_models(small_binary_model, task.x[support], task.y[support], 2,
+                                     FinetuneConfig(epochs=2, steps_per_epoch=3, learning_rate=0.01, seed=6),
+                                     x_unlabeled=task.x[query])
+    np.testing.assert_allclose(single.predict_proba(task.x[query]), probas[1], rtol=1e-5)
+    with pytest.raises(ValueError, match="ensemble"):
+        FinetuneConfig(ensemble=0)

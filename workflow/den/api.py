@@ -19,8 +19,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from den.data.encoding import TabularEncoder, encode_labels
 from den.errors import DENInputError
 from den.model.den import DEN
-from den.model.task_model import TaskModel
-from den.train.finetune import FinetuneConfig, finetune
+from den.train.finetune import FinetuneConfig, fine_tuned_models, mean_proba
 
 VARIANTS = ("den", "no_finetune")
 
@@ -51,8 +50,9 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
             "no_finetune" keeps the calibration at its initial identity PLFs (DEN w/o
             fine-tuning). A model pre-trained with ``use_calibration=False`` gives "DEN w/o
             PLF w/o fine-tuning" whatever the variant.
-        finetune_epochs, finetune_steps_per_epoch, finetune_learning_rate: see
-            ``den.train.finetune.FinetuneConfig``.
+        finetune_epochs, finetune_steps_per_epoch, finetune_learning_rate, finetune_ensemble:
+            see ``den.train.finetune.FinetuneConfig`` (``finetune_ensemble`` = k fine-tuning
+            runs whose predictions are averaged).
         chunk_rows: query rows scored at once (memory bound for large query sets);
             None picks a size from the number of feature tuples.
         min_support_rows: fewer labelled rows than this is an error.
@@ -61,13 +61,15 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
     Attributes (after ``fit``):
         classes_: (L,) the labels, sorted; ``predict_proba`` columns follow this order.
         n_features_in_: number of feature columns.
-        task_model_: the fitted ``TaskModel``.
-        finetune_losses_: loss per fine-tuning step.
+        task_models_: the fitted ``TaskModel`` of each fine-tuning run (one without an ensemble).
+        task_model_: the first of them.
+        finetune_losses_: loss per fine-tuning step (of the first run).
     """
 
     def __init__(self, model=None, variant: str = "den", finetune_epochs: int = 10,
                  finetune_steps_per_epoch: int = 10, finetune_learning_rate: float = 0.001,
-                 chunk_rows: int | None = None, min_support_rows: int = 10, seed: int = 0):
+                 chunk_rows: int | None = None, min_support_rows: int = 10, seed: int = 0,
+                 finetune_ensemble: int = 1):
         self.model = model
         self.variant = variant
         self.finetune_epochs = finetune_epochs
@@ -76,6 +78,7 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         self.chunk_rows = chunk_rows
         self.min_support_rows = min_support_rows
         self.seed = seed
+        self.finetune_ensemble = finetune_ensemble
 
     def fit(self, X, y, X_unlabeled=None) -> DENClassifier:
         """Fine-tune on the support set (X, y).
@@ -114,17 +117,19 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         if x.shape[0] != len(codes):
             raise DENInputError(f"{x.shape[0]} support rows but {len(codes)} labels")
         unlabeled = None if X_unlabeled is None else encoder.transform(X_unlabeled, "unlabeled features")
-        task_model = TaskModel(den, x, codes, len(classes), x_unlabeled=unlabeled)
-        losses = []
+        config = None
         if self.variant == "den":
-            losses = finetune(task_model, FinetuneConfig(
-                epochs=self.finetune_epochs, steps_per_epoch=self.finetune_steps_per_epoch,
-                learning_rate=self.finetune_learning_rate, seed=self.seed))
+            config = FinetuneConfig(epochs=self.finetune_epochs,
+                                    steps_per_epoch=self.finetune_steps_per_epoch,
+                                    learning_rate=self.finetune_learning_rate, seed=self.seed,
+                                    ensemble=self.finetune_ensemble)
+        task_models, losses = fine_tuned_models(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
         self.encoder_ = encoder
         self.classes_ = classes
         self.n_features_in_ = x.shape[1]
-        self.task_model_ = task_model
-        self.finetune_losses_ = losses
+        self.task_models_ = task_models
+        self.task_model_ = task_models[0]
+        self.finetune_losses_ = losses[0]
         return self
 
     def _check_fitted(self):
@@ -132,16 +137,17 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
             raise RuntimeError("this DENClassifier is not fitted yet; call fit(X_support, y_support)")
 
     def decision_function(self, X) -> np.ndarray:
-        """Binary: (m,) logits of ``classes_[1]``; multiclass: (m, L) class scores."""
+        """Binary: (m,) logits of ``classes_[1]``; multiclass: (m, L) class scores (the mean
+        over the fine-tuning ensemble)."""
         self._check_fitted()
         x = self.encoder_.transform(X, "query features")
-        return self.task_model_.predict_logits(x, self.chunk_rows)
+        return np.mean([model.predict_logits(x, self.chunk_rows) for model in self.task_models_], axis=0)
 
     def predict_proba(self, X) -> np.ndarray:
         """(m, L) probabilities, columns in ``classes_`` order."""
         self._check_fitted()
         x = self.encoder_.transform(X, "query features")
-        return self.task_model_.predict_proba(x, self.chunk_rows)
+        return mean_proba(self.task_models_, x, self.chunk_rows)
 
     def predict(self, X) -> np.ndarray:
         """(m,) predicted labels (values of ``classes_``)."""

@@ -31,6 +31,9 @@ def _add_finetune_options(parser):
                        help="random support/query halvings of the support set per epoch (default: 10)")
     group.add_argument("--finetune-learning-rate", type=float, default=0.001, metavar="LR",
                        help="Adam learning rate of the PLF parameters (default: 0.001)")
+    group.add_argument("--finetune-ensemble", type=int, default=1, metavar="K",
+                       help="fine-tune K times (seeds SEED..SEED+K-1) and average the predicted "
+                            "probabilities (default: 1, as in the paper)")
     group.add_argument("--seed", type=int, default=0, help="seed of fine-tuning (default: 0)")
 
 
@@ -120,7 +123,8 @@ def _predict(args) -> None:
     clf = DENClassifier(model=args.model, variant=args.variant, finetune_epochs=args.finetune_epochs,
                         finetune_steps_per_epoch=args.finetune_steps_per_epoch,
                         finetune_learning_rate=args.finetune_learning_rate, chunk_rows=args.chunk_rows,
-                        min_support_rows=args.min_support_rows, seed=args.seed)
+                        min_support_rows=args.min_support_rows, seed=args.seed,
+                        finetune_ensemble=args.finetune_ensemble)
     clf.fit(features, labels, X_unlabeled=query_features)
     proba = clf.predict_proba(query_features)
     out = pd.DataFrame({"prediction": clf.classes_[proba.argmax(axis=1)]})

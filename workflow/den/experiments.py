@@ -152,16 +152,16 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
         task = subtask(task, tuple(subtask_features), s)
     support, query = support_query_split(task.y, n_support, s, max_query)
     if spec["kind"] == "den":
-        from den.model.task_model import TaskModel
-        from den.train.finetune import FinetuneConfig, finetune
+        from den.train.finetune import FinetuneConfig, fine_tuned_models, mean_proba
 
-        task_model = TaskModel(model, task.x[support], task.y[support], task.n_classes,
-                               x_unlabeled=task.x[query])
+        config = None
         if spec.get("variant", "den") == "den":
             base = finetune_config or FinetuneConfig()
             base = FinetuneConfig(**base) if isinstance(base, dict) else base
-            finetune(task_model, FinetuneConfig(**{**base.to_dict(), "seed": s}))
-        proba = task_model.predict_proba(task.x[query])
+            config = FinetuneConfig(**{**base.to_dict(), "seed": s})
+        task_models, _ = fine_tuned_models(model, task.x[support], task.y[support], task.n_classes, config,
+                                           x_unlabeled=task.x[query])
+        proba = mean_proba(task_models, task.x[query])
     elif spec["kind"] == "meta":
         model.adapt(task.x[support], task.y[support], task.n_classes, seed=s)
         proba = model.predict_proba(task.x[query])

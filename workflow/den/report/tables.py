@@ -99,6 +99,14 @@ def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str
     return "\n".join(lines)
 
 
+def _dataset_grid(per_dataset: pd.DataFrame, methods: list[str]):
+    """Means, standard errors, the bold mask (row best) and "datasets won" of a per-dataset table."""
+    means = per_dataset.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
+    ses = per_dataset.pivot(index="dataset", columns="method", values="se").reindex(columns=methods)
+    best = means.eq(means.max(axis=1), axis=0)
+    return means, ses, best, best.sum(axis=0)
+
+
 def latex_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels: dict[str, str],
                         caption: str, label: str) -> str:
     """A booktabs table per dataset: a row each with every method's "mean (s.e.)" over repeats
@@ -109,27 +117,41 @@ def latex_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels: d
         per_dataset: ``dataset_summary`` of one setting: columns dataset, method, mean, se.
         methods: the methods, in column order.
     """
-    means = per_dataset.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
-    ses = per_dataset.pivot(index="dataset", columns="method", values="se").reindex(columns=methods)
-    row_best = means.max(axis=1)
-    best = means.eq(row_best, axis=0)
+    means, ses, best, wins = _dataset_grid(per_dataset, methods)
+    overall = means.mean(axis=0)
+    bold = "\\textbf{{{}}}".format
     head = "Dataset & " + " & ".join(latex_escape(labels.get(m, m)) for m in methods)
     lines = ["\\begin{table}[t]", f"\\caption{{{caption}}}", f"\\label{{{label}}}", "\\begin{center}",
              "\\begin{tabular}{l" + "c" * len(methods) + "}", "\\toprule", head + " \\\\", "\\midrule"]
     for dataset in means.index:
-        cells = []
-        for method in methods:
-            text = f"{_fmt(means.at[dataset, method])} ({_fmt(ses.at[dataset, method])})"
-            cells.append(f"\\textbf{{{text}}}" if best.at[dataset, method] else text)
+        cells = [f"{_fmt(means.at[dataset, m])} ({_fmt(ses.at[dataset, m])})" for m in methods]
+        cells = [bold(c) if best.at[dataset, m] else c for c, m in zip(cells, methods)]
         lines.append(latex_escape(dataset) + " & " + " & ".join(cells) + " \\\\")
-    overall, wins = means.mean(axis=0), best.sum(axis=0)
     lines.append("\\midrule")
-    lines.append("Mean & " + " & ".join(f"\\textbf{{{_fmt(overall[m])}}}" if overall[m] == overall.max()
+    lines.append("Mean & " + " & ".join(bold(_fmt(overall[m])) if overall[m] == overall.max()
                                         else _fmt(overall[m]) for m in methods) + " \\\\")
-    lines.append("Best on & " + " & ".join(f"\\textbf{{{wins[m]}}}" if wins[m] == wins.max() else str(wins[m])
+    lines.append("Best on & " + " & ".join(bold(wins[m]) if wins[m] == wins.max() else str(wins[m])
                                            for m in methods) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}", "\\end{center}", "\\end{table}", ""]
     return "\n".join(lines)
+
+
+def markdown_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels: dict[str, str]) -> str:
+    """The table of ``latex_dataset_table`` in Markdown (for docs): mean (s.e.) per dataset and
+    method, the row's best in bold, then "Mean" and "Best on"."""
+    means, ses, best, wins = _dataset_grid(per_dataset, methods)
+    overall = means.mean(axis=0)
+    lines = ["| Dataset | " + " | ".join(labels.get(m, m) for m in methods) + " |",
+             "|---|" + "---:|" * len(methods)]
+    for dataset in means.index:
+        cells = [f"{_fmt(means.at[dataset, m])} ({_fmt(ses.at[dataset, m])})" for m in methods]
+        cells = [f"**{c}**" if best.at[dataset, m] else c for c, m in zip(cells, methods)]
+        lines.append(f"| {dataset} | " + " | ".join(cells) + " |")
+    lines.append("| Mean | " + " | ".join(f"**{_fmt(overall[m])}**" if overall[m] == overall.max()
+                                          else _fmt(overall[m]) for m in methods) + " |")
+    lines.append("| Best on | " + " | ".join(f"**{wins[m]}**" if wins[m] == wins.max() else str(wins[m])
+                                             for m in methods) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def describe_run(scores: pd.DataFrame, latex: bool = True) -> str:

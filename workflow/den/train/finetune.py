@@ -25,14 +25,20 @@ class FinetuneConfig:
         steps_per_epoch: random support/query halvings per epoch.
         learning_rate: Adam's learning rate for the PLF parameters.
         seed: seed of the halvings.
+        ensemble: independent fine-tuning runs whose class probabilities are averaged
+            (``fine_tuned_models`` + ``mean_proba``); run j starts from the pre-trained PLFs
+            with halving seed ``seed + j``. 1 is the paper.
     """
 
     epochs: int = 10
     steps_per_epoch: int = 10
     learning_rate: float = 0.001
     seed: int = 0
+    ensemble: int = 1
 
     def __post_init__(self):
+        if self.ensemble < 1:
+            raise ValueError(f"fine-tuning ensemble must be >= 1, got {self.ensemble}")
         if self.epochs < 0 or self.steps_per_epoch < 1:
             raise ValueError(f"fine-tuning needs epochs >= 0 and steps_per_epoch >= 1, got "
                              f"{self.epochs} and {self.steps_per_epoch}")
@@ -76,3 +82,34 @@ def finetune(task_model: TaskModel, config: FinetuneConfig | None = None) -> lis
         losses.append(float(loss))
     task_model.invalidate()
     return losses
+
+
+def fine_tuned_models(den, x_support: np.ndarray, y_support: np.ndarray, n_classes: int,
+                      config: FinetuneConfig | None = None, x_unlabeled: np.ndarray | None = None
+                      ) -> tuple[list[TaskModel], list[list[float]]]:
+    """``config.ensemble`` task models of one support set, each fine-tuned (``finetune``) with
+    halving seed ``config.seed + j``; None gives one model left at the pre-trained PLFs (DEN
+    w/o fine-tuning).
+
+    Args:
+        den: the pre-trained ``DEN``.
+        x_support: (n, d) support features; y_support: (n,) class codes 0..n_classes-1.
+        x_unlabeled: optional (m, d) rows without labels (they widen the keypoint spans).
+
+    Returns:
+        the task models and each one's fine-tuning losses (one list per run).
+    """
+    if config is None:
+        return [TaskModel(den, x_support, y_support, n_classes, x_unlabeled=x_unlabeled)], [[]]
+    models, losses = [], []
+    for j in range(config.ensemble):
+        task_model = TaskModel(den, x_support, y_support, n_classes, x_unlabeled=x_unlabeled)
+        losses.append(finetune(task_model, dataclasses.replace(config, seed=config.seed + j)))
+        models.append(task_model)
+    return models, losses
+
+
+def mean_proba(task_models: list[TaskModel], x_query: np.ndarray,
+               chunk_rows: int | None = None) -> np.ndarray:
+    """(m, L) class probabilities of query rows, averaged over an ensemble of task models."""
+    return np.mean([model.predict_proba(x_query, chunk_rows) for model in task_models], axis=0)
