@@ -234,5 +234,9 @@ def test_finetune_ensemble_averages_runs_with_their_own_seeds(small_binary_model
                                      FinetuneConfig(epochs=2, steps_per_epoch=3, learning_rate=0.01, seed=6),
                                      x_unlabeled=task.x[query])
     np.testing.assert_allclose(single.predict_proba(task.x[query]), probas[1], rtol=1e-5)
+    # nothing to fine-tune: one model, not k identical ones
+    frozen, frozen_losses = fine_tuned_models(small_binary_model, task.x[support], task.y[support], 2,
+                                              FinetuneConfig(epochs=0, ensemble=4))
+    assert len(frozen) == 1 and frozen_losses == [[]]
     with pytest.raises(ValueError, match="ensemble"):
         FinetuneConfig(ensemble=0)

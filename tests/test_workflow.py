@@ -17,7 +17,7 @@ SNAKEMAKE = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or 
 TINY = {
     "seed": 5,
     "pretrain": {"steps": 8, "query_rows": 16, "support_rows": 16, "support_rows_min": 8},
-    "finetune": {"epochs": 1, "steps_per_epoch": 2},
+    "finetune": {"epochs": 1, "steps_per_epoch": 2, "ensemble": 2},
     "baselines": {"steps": 4, "meta_batch": 1, "support_rows": 16, "query_rows": 16},
     "datasets": {
         "g1": {"source": "synthetic", "rows": 120, "features": 3, "seed": 1},
@@ -40,7 +40,7 @@ TINY = {
         "bin": {"datasets": ["g1", "g2"], "methods": ["den", "den_no_plf", "lr", "pn", "maml"],
                 "n_support": 30, "repeats": 1, "caption": "Tiny binary"},
         "mc": {"head": "multiclass", "metric": "accuracy", "datasets": ["m1", "m2"],
-               "methods": ["den", "lr", "pn"], "n_support": 30, "repeats": 1},
+               "methods": ["den", "lr", "pn"], "n_support": 30, "repeats": 1, "per_dataset": True},
         "keypoints": {"pretrain_on": ["simulated"], "sweep": {"n_keypoints": [3, 6]},
                       "datasets": ["g1", "g2"], "methods": ["den"], "n_support": 30, "repeats": 1,
                       "figure": True, "subtask_features": [2, 3]},
@@ -72,6 +72,10 @@ def test_every_table_exists_with_valid_numbers(finished_run):
         assert summary["mean"].between(0, 100).all() and summary["best_pct"].between(0, 100).all()
     assert "DEN &" in (finished_run / "results" / "tables" / "bin.tex").read_text()
     assert "Proto Net &" in (finished_run / "results" / "tables" / "bin.tex").read_text()
+    # table mc is laid out per dataset: a row each, then the mean and the datasets won
+    rows = [line.split(" & ")[0] for line in
+            (finished_run / "results" / "tables" / "mc.tex").read_text().splitlines() if " & " in line]
+    assert rows == ["Dataset", "m1", "m2", "Mean", "Best on"]
     # each meta method pre-trains its own model per held-out set, with its own settings
     from den.baselines.meta import MetaLearner
 

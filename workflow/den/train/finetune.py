@@ -89,7 +89,8 @@ def fine_tuned_models(den, x_support: np.ndarray, y_support: np.ndarray, n_class
                       ) -> tuple[list[TaskModel], list[list[float]]]:
     """``config.ensemble`` task models of one support set, each fine-tuned (``finetune``) with
     halving seed ``config.seed + j``; None gives one model left at the pre-trained PLFs (DEN
-    w/o fine-tuning).
+    w/o fine-tuning), and so does a config that cannot change them (``epochs`` 0 or a model
+    without calibration): k copies would be identical and cost k predictions.
 
     Args:
         den: the pre-trained ``DEN``.
@@ -99,7 +100,7 @@ def fine_tuned_models(den, x_support: np.ndarray, y_support: np.ndarray, n_class
     Returns:
         the task models and each one's fine-tuning losses (one list per run).
     """
-    if config is None:
+    if config is None or config.epochs == 0 or not den.config.use_calibration:
         return [TaskModel(den, x_support, y_support, n_classes, x_unlabeled=x_unlabeled)], [[]]
     models, losses = [], []
     for j in range(config.ensemble):
