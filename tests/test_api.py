@@ -66,6 +66,19 @@ def test_finetune_ensemble_averages_its_runs(small_binary_model, table):
     np.testing.assert_allclose(clf.finetune_losses_, runs[0].finetune_losses_, rtol=1e-6)
 
 
+def test_finetune_early_stopping_chooses_one_epoch_count_for_all_runs(small_binary_model, table):
+    frame, labels = table
+    clf = DENClassifier(model=small_binary_model, finetune_epochs=4, finetune_steps_per_epoch=2,
+                        finetune_learning_rate=0.05, finetune_ensemble=3, finetune_early_stopping=True,
+                        seed=4).fit(frame[:50], labels[:50])
+    chosen = {model.finetune_epochs for model in clf.task_models_}
+    assert len(clf.task_models_) == 3 and len(chosen) == 1 and chosen <= set(range(5))
+    assert len(clf.finetune_losses_) == 8  # every run trains all epochs, then keeps the chosen one
+    assert clf.predict_proba(frame[50:]).shape == (len(frame) - 50, 2)
+    with pytest.raises(ValueError, match="ensemble >= 2"):
+        DENClassifier(model=small_binary_model, finetune_early_stopping=True).fit(frame[:50], labels[:50])
+
+
 def test_sklearn_params_and_clone(small_binary_model):
     clf = DENClassifier(model=small_binary_model, finetune_epochs=3)
     assert clf.get_params()["finetune_epochs"] == 3

@@ -44,6 +44,16 @@ def test_pretrain_then_predict(tmp_path, csv_tasks, capsys):
     assert list(pred.columns[-3:]) == ["prediction", "proba_neg", "proba_pos"]
     assert set(pred["prediction"]) <= {"pos", "neg"}
     np.testing.assert_allclose(pred["proba_neg"] + pred["proba_pos"], 1, atol=1e-6)
+    # early stopping: K-fold over the support set, K = the ensemble, which must be >= 2
+    common = ["predict", "--model", str(model), "--support", str(tmp_path / "support.csv"), "--target",
+              "label", "--query", str(tmp_path / "query.csv"), "--finetune-epochs", "2",
+              "--finetune-early-stopping"]
+    stopped = tmp_path / "stopped.csv"
+    capsys.readouterr()
+    assert main(common + ["--out", str(stopped)]) == 2 and not stopped.exists()
+    assert "needs ensemble >= 2" in capsys.readouterr().err
+    assert main(common + ["--out", str(stopped), "--finetune-ensemble", "2"]) == 0
+    assert len(pd.read_csv(stopped)) == 70
 
 
 def test_errors_name_the_problem_and_write_nothing(tmp_path, csv_tasks, capsys):

@@ -240,3 +240,53 @@ def test_finetune_ensemble_averages_runs_with_their_own_seeds(small_binary_model
     assert len(frozen) == 1 and frozen_losses == [[]]
     with pytest.raises(ValueError, match="ensemble"):
         FinetuneConfig(ensemble=0)
+
+
+def test_stratified_folds_spread_every_class_evenly():
+    from den.train.finetune import stratified_folds
+
+    y = np.r_[np.zeros(37, int), np.ones(8, int), np.full(3, 2)]
+    folds = stratified_folds(y, 5, np.random.default_rng(0))
+    assert sorted(np.bincount(folds, minlength=5)) == [9, 9, 10, 10, 10]
+    for label, n in ((0, 37), (1, 8), (2, 3)):
+        per_fold = np.bincount(folds[y == label], minlength=5)
+        assert per_fold.max() - per_fold.min() <= 1 and per_fold.sum() == n
+    assert np.array_equal(folds, stratified_folds(y, 5, np.random.default_rng(0)))
+    assert not np.array_equal(folds, stratified_folds(y, 5, np.random.default_rng(1)))
+
+
+def test_early_stopping_keeps_the_epoch_with_the_lowest_cross_validated_loss(small_binary_model):
+    """Rebuilt from public pieces: fold j's run is a task model of the other folds' rows
+    (same keypoints) fine-tuned for e epochs with seed + j; the chosen e minimises the summed
+    held-out cross-entropy, and each returned model's PLFs are that run's."""
+    from den.model.task_model import TaskModel
+    from den.train.finetune import FinetuneConfig, fine_tuned_models, finetune, stratified_folds
+
+    task = make_task("es", n_rows=300, n_features=4, seed=5)
+    support, query = support_query_split(task.y, 20, 0)
+    xs, ys = task.x[support], task.y[support]
+    config = FinetuneConfig(epochs=6, steps_per_epoch=2, learning_rate=0.3, seed=7, ensemble=3,
+                            early_stopping=True)
+    models, losses = fine_tuned_models(small_binary_model, xs, ys, 2, config, x_unlabeled=task.x[query])
+    assert len(models) == len(losses) == 3 and all(len(run) == 12 for run in losses)
+    folds = stratified_folds(ys, 3, np.random.default_rng(7))
+    held_out = np.zeros(7)
+    runs = {}
+    for j in range(3):
+        train, valid = folds != j, folds == j
+        for epochs in range(7):
+            run = TaskModel(small_binary_model, xs[train], ys[train], 2, keypoints=models[j].keypoints)
+            finetune(run, FinetuneConfig(epochs=epochs, steps_per_epoch=2, learning_rate=0.3, seed=7 + j))
+            p = run.predict_proba(xs[valid])[np.arange(valid.sum()), ys[valid]]
+            held_out[epochs] += -np.mean(np.log(p))
+            runs[j, epochs] = run
+    best = int(np.argmin(held_out))
+    assert 0 < best < 6  # this task overfits: neither the pre-trained PLFs nor every epoch
+    for j, model in enumerate(models):
+        assert model.finetune_epochs == best
+        np.testing.assert_allclose(model.calibration_parameters()[0].numpy(),
+                                   runs[j, best].calibration_parameters()[0].numpy(), atol=1e-5)
+    # the runs differ (their own folds and seeds)
+    assert not np.allclose(models[0].predict_proba(task.x[query]), models[1].predict_proba(task.x[query]))
+    with pytest.raises(ValueError, match="early_stopping.*ensemble >= 2"):
+        FinetuneConfig(early_stopping=True)

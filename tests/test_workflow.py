@@ -1,5 +1,6 @@
 """The Snakemake workflow end to end on a tiny config (generated data, few steps)."""
 
+import json
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,7 @@ SNAKEMAKE = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or 
 TINY = {
     "seed": 5,
     "pretrain": {"steps": 8, "query_rows": 16, "support_rows": 16, "support_rows_min": 8},
-    "finetune": {"epochs": 1, "steps_per_epoch": 2, "ensemble": 2},
+    "finetune": {"epochs": 1, "steps_per_epoch": 2, "ensemble": 2, "early_stopping": True},
     "baselines": {"steps": 4, "meta_batch": 1, "support_rows": 16, "query_rows": 16},
     "datasets": {
         "g1": {"source": "synthetic", "rows": 120, "features": 3, "seed": 1},
@@ -76,6 +77,10 @@ def test_every_table_exists_with_valid_numbers(finished_run):
     rows = [line.split(" & ")[0] for line in
             (finished_run / "results" / "tables" / "mc.tex").read_text().splitlines() if " & " in line]
     assert rows == ["Dataset", "m1", "m2", "Mean", "Best on"]
+    # each DEN score records the epochs early stopping kept (0 or the configured 1)
+    score_path = finished_run / "results" / "scores" / "mc" / "base" / "den" / "m1" / "0.json"
+    score = json.loads(score_path.read_text())
+    assert score["finetune_epochs"] in (0.0, 1.0) and score["n_support"] == 30
     # each meta method pre-trains its own model per held-out set, with its own settings
     from den.baselines.meta import MetaLearner
 

@@ -34,6 +34,10 @@ def _add_finetune_options(parser):
     group.add_argument("--finetune-ensemble", type=int, default=1, metavar="K",
                        help="fine-tune K times (seeds SEED..SEED+K-1) and average the predicted "
                             "probabilities (default: 1, as in the paper)")
+    group.add_argument("--finetune-early-stopping", action="store_true",
+                       help="choose the number of epochs (at most --finetune-epochs) by K-fold "
+                            "cross-validation on the support set, K = --finetune-ensemble (>= 2); "
+                            "default: off, as in the paper")
     group.add_argument("--seed", type=int, default=0, help="seed of fine-tuning (default: 0)")
 
 
@@ -124,7 +128,8 @@ def _predict(args) -> None:
                         finetune_steps_per_epoch=args.finetune_steps_per_epoch,
                         finetune_learning_rate=args.finetune_learning_rate, chunk_rows=args.chunk_rows,
                         min_support_rows=args.min_support_rows, seed=args.seed,
-                        finetune_ensemble=args.finetune_ensemble)
+                        finetune_ensemble=args.finetune_ensemble,
+                        finetune_early_stopping=args.finetune_early_stopping)
     clf.fit(features, labels, X_unlabeled=query_features)
     proba = clf.predict_proba(query_features)
     out = pd.DataFrame({"prediction": clf.classes_[proba.argmax(axis=1)]})

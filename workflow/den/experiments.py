@@ -132,7 +132,8 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
 
     Returns:
         dict with auc, accuracy, n_support, n_query, n_features, split_seed (of sub-task 0)
-        and subtasks.
+        and subtasks; DEN methods add finetune_epochs (epochs of fine-tuning the task models
+        had: 0 without it, fewer than configured where early stopping chose so).
     """
     if subtasks < 1:
         raise ValueError(f"subtasks must be >= 1, got {subtasks}")
@@ -140,8 +141,9 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
                            finetune_config=finetune_config, subtask_features=subtask_features,
                            max_query=max_query) for k in range(subtasks)]
     out = dict(runs[0])
-    for key in ("auc", "accuracy", "n_query", "n_features"):
-        out[key] = float(np.mean([run[key] for run in runs]))
+    for key in ("auc", "accuracy", "n_query", "n_features", "finetune_epochs"):
+        if key in out:
+            out[key] = float(np.mean([run[key] for run in runs]))
     return {**out, "subtasks": subtasks}
 
 
@@ -151,6 +153,7 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
     if subtask_features is not None:
         task = subtask(task, tuple(subtask_features), s)
     support, query = support_query_split(task.y, n_support, s, max_query)
+    extra = {}
     if spec["kind"] == "den":
         from den.train.finetune import FinetuneConfig, fine_tuned_models, mean_proba
 
@@ -162,6 +165,7 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
         task_models, _ = fine_tuned_models(model, task.x[support], task.y[support], task.n_classes, config,
                                            x_unlabeled=task.x[query])
         proba = mean_proba(task_models, task.x[query])
+        extra = {"finetune_epochs": task_models[0].finetune_epochs}
     elif spec["kind"] == "meta":
         model.adapt(task.x[support], task.y[support], task.n_classes, seed=s)
         proba = model.predict_proba(task.x[query])
@@ -171,4 +175,4 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
         proba = direct_predict_proba(spec["model"], task.x[support], task.y[support], task.x[query],
                                      task.n_classes, hidden=spec.get("hidden", (8,)), seed=s)
     return {**score(task.y[query], proba), "n_support": int(len(support)), "n_query": int(len(query)),
-            "n_features": task.n_features, "split_seed": s}
+            "n_features": task.n_features, "split_seed": s, **extra}

@@ -37,6 +37,8 @@ class TaskModel:
         y_support: (n,) int32 support labels in 0..L-1.
         n_classes: L.
         tuples: (T, r) int32 feature tuples of this task.
+        finetune_epochs: epochs of fine-tuning the calibration has had (0: pre-trained
+            PLFs; with early stopping, the epoch cross-validation chose).
     """
 
     def __init__(self, den: DEN, x_support: np.ndarray, y_support: np.ndarray,
@@ -78,6 +80,7 @@ class TaskModel:
         self.y_support = y_support.astype(np.int32)
         self.calibration = den.new_calibration(x_support.shape[1])
         self.tuples = den.tuples(x_support.shape[1])
+        self.finetune_epochs = 0
         self._context = None
 
     @property

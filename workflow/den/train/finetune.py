@@ -28,6 +28,13 @@ class FinetuneConfig:
         ensemble: independent fine-tuning runs whose class probabilities are averaged
             (``fine_tuned_models`` + ``mean_proba``); run j starts from the pre-trained PLFs
             with halving seed ``seed + j``. 1 is the paper.
+        early_stopping: choose the number of epochs per task by ``ensemble``-fold
+            cross-validation on the support set: run j fine-tunes on every fold but fold j,
+            the held-out loss of fold j is measured before the first and after every epoch,
+            and all runs keep their PLFs from the epoch (0 = pre-trained) with the lowest
+            held-out loss summed over the folds. ``epochs`` is then the most fine-tuning a
+            task can get. False (the paper) fine-tunes every run on all support rows for
+            ``epochs``.
     """
 
     epochs: int = 10
@@ -35,10 +42,14 @@ class FinetuneConfig:
     learning_rate: float = 0.001
     seed: int = 0
     ensemble: int = 1
+    early_stopping: bool = False
 
     def __post_init__(self):
         if self.ensemble < 1:
             raise ValueError(f"fine-tuning ensemble must be >= 1, got {self.ensemble}")
+        if self.early_stopping and self.ensemble < 2:
+            raise ValueError("fine-tuning early_stopping cross-validates over the ensemble's "
+                             f"runs and needs ensemble >= 2, got {self.ensemble}")
         if self.epochs < 0 or self.steps_per_epoch < 1:
             raise ValueError(f"fine-tuning needs epochs >= 0 and steps_per_epoch >= 1, got "
                              f"{self.epochs} and {self.steps_per_epoch}")
@@ -57,19 +68,48 @@ def finetune(task_model: TaskModel, config: FinetuneConfig | None = None) -> lis
     Returns:
         the loss of every step.
     """
-    config = config or FinetuneConfig()
+    return _finetune_rows(task_model, config or FinetuneConfig())[0]
+
+
+def _finetune_rows(task_model: TaskModel, config: FinetuneConfig,
+                   train_rows: np.ndarray | None = None,
+                   validation_rows: np.ndarray | None = None
+                   ) -> tuple[list[float], list[float], list[list[np.ndarray]]]:
+    """Fine-tune on the support rows ``train_rows`` (default all), in place.
+
+    With ``validation_rows``, the loss of those rows (embedding the training rows) is
+    measured before the first epoch and after each one, and the calibration's variables
+    are kept at each of those points.
+
+    Returns:
+        (loss of every step, epochs + 1 held-out losses, epochs + 1 variable snapshots);
+        the last two are empty without ``validation_rows``.
+    """
     den = task_model.den
     if not den.config.use_calibration or config.epochs == 0:
-        return []
+        return [], [], []
     rng = np.random.default_rng(config.seed)
     variables = task_model.calibration.variables_to_train
     optimizer = tf_keras.optimizers.Adam(learning_rate=config.learning_rate)
     optimizer.build(variables)
-    u, y = task_model.unit_support, task_model.y_support
+    rows = np.arange(len(task_model.y_support)) if train_rows is None else np.asarray(train_rows)
+    u, y = task_model.unit_support[rows], task_model.y_support[rows]
     tuples = tf.constant(task_model.tuples)
     n_classes = tf.constant(task_model.n_classes, tf.int32)
-    losses = []
-    for _ in range(config.epochs * config.steps_per_epoch):
+    losses, held_out, snapshots = [], [], []
+
+    def validate():
+        kernel, missing = task_model.calibration_parameters()
+        loss = den.calibration_gradients_fn(
+            tf.constant(task_model.unit_support[validation_rows]),
+            tf.constant(task_model.y_support[validation_rows]), tf.constant(u), tf.constant(y),
+            kernel, missing, tuples, n_classes)[0]
+        held_out.append(float(loss))
+        snapshots.append([v.numpy() for v in variables])
+
+    if validation_rows is not None:
+        validate()
+    for step in range(config.epochs * config.steps_per_epoch):
         embed_rows, loss_rows = halve_support(y, rng)
         if len(loss_rows) == 0:
             embed_rows = loss_rows = np.arange(len(y))
@@ -80,8 +120,24 @@ def finetune(task_model: TaskModel, config: FinetuneConfig | None = None) -> lis
         # The lattice layer stores missing outputs as (1, d).
         optimizer.apply_gradients(zip([grad_kernel, grad_missing[None, :]], variables))
         losses.append(float(loss))
+        if validation_rows is not None and (step + 1) % config.steps_per_epoch == 0:
+            validate()
+    task_model.finetune_epochs += config.epochs
     task_model.invalidate()
-    return losses
+    return losses, held_out, snapshots
+
+
+def stratified_folds(y: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """(n,) fold index 0..k-1 of each row: each class's rows are shuffled and dealt to the
+    folds in turn, starting where the previous class stopped, so fold sizes differ by at
+    most one and every class is spread as evenly as it can be."""
+    folds = np.empty(len(y), dtype=np.int64)
+    start = 0
+    for label in np.unique(y):
+        rows = rng.permutation(np.nonzero(y == label)[0])
+        folds[rows] = (start + np.arange(len(rows))) % k
+        start = (start + len(rows)) % k
+    return folds
 
 
 def fine_tuned_models(den, x_support: np.ndarray, y_support: np.ndarray, n_classes: int,
@@ -102,6 +158,8 @@ def fine_tuned_models(den, x_support: np.ndarray, y_support: np.ndarray, n_class
     """
     if config is None or config.epochs == 0 or not den.config.use_calibration:
         return [TaskModel(den, x_support, y_support, n_classes, x_unlabeled=x_unlabeled)], [[]]
+    if config.early_stopping:
+        return _early_stopped_models(den, x_support, y_support, n_classes, config, x_unlabeled)
     models, losses = [], []
     for j in range(config.ensemble):
         task_model = TaskModel(den, x_support, y_support, n_classes, x_unlabeled=x_unlabeled)
@@ -114,3 +172,27 @@ def mean_proba(task_models: list[TaskModel], x_query: np.ndarray,
                chunk_rows: int | None = None) -> np.ndarray:
     """(m, L) class probabilities of query rows, averaged over an ensemble of task models."""
     return np.mean([model.predict_proba(x_query, chunk_rows) for model in task_models], axis=0)
+
+
+def _early_stopped_models(den, x_support, y_support, n_classes, config, x_unlabeled):
+    """``fine_tuned_models`` with ``config.early_stopping``: one run per fold, all stopped at
+    the epoch with the lowest held-out loss summed over the folds."""
+    folds = stratified_folds(np.asarray(y_support), config.ensemble,
+                             np.random.default_rng(config.seed))
+    models, losses, curves, snapshots = [], [], [], []
+    for j in range(config.ensemble):
+        task_model = TaskModel(den, x_support, y_support, n_classes, x_unlabeled=x_unlabeled)
+        run_losses, held_out, kept = _finetune_rows(
+            task_model, dataclasses.replace(config, seed=config.seed + j),
+            train_rows=np.nonzero(folds != j)[0], validation_rows=np.nonzero(folds == j)[0])
+        models.append(task_model)
+        losses.append(run_losses)
+        curves.append(held_out)
+        snapshots.append(kept)
+    best_epoch = int(np.argmin(np.sum(curves, axis=0)))
+    for task_model, kept in zip(models, snapshots):
+        for variable, value in zip(task_model.calibration.variables_to_train, kept[best_epoch]):
+            variable.assign(value)
+        task_model.finetune_epochs = best_epoch
+        task_model.invalidate()
+    return models, losses
