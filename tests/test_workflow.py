@@ -135,6 +135,20 @@ def test_changing_one_table_reruns_only_its_jobs(finished_run, tmp_path):
     assert any("results/scores/mc/base/" in job and "/1.json" in job for job in jobs)
 
 
+def test_changing_fine_tuning_reruns_only_fine_tuned_den(finished_run, tmp_path):
+    changed = {**TINY, "finetune": {**TINY["finetune"], "learning_rate": 0.05}}
+    config = tmp_path / "changed.yaml"
+    config.write_text(yaml.safe_dump(changed))
+    dry = _snakemake(finished_run, "-n", "--configfile", str(config))
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    scores = {line.split("output: ")[1].strip() for line in (dry.stdout + dry.stderr).splitlines()
+              if "output: results/scores/" in line}
+    assert scores, dry.stdout[-2000:]
+    assert {path.split("/")[4] for path in scores} == {"den"}  # not den_no_plf, lr, pn, maml
+    assert any(path.startswith("results/scores/bin/") for path in scores)
+    assert any(path.startswith("results/scores/mc/") for path in scores)
+
+
 def test_paper_config_lists_the_whole_job_graph(tmp_path):
     (tmp_path / "config").mkdir()
     shutil.copy(ROOT / "config" / "paper.yaml", tmp_path / "config" / "config.yaml")

@@ -39,12 +39,15 @@ def training_data(wildcards):
 def evaluation_protocol(wildcards):
     """The method's config entry and the keyword arguments of ``evaluate_method`` (split
     settings, seed, fine-tuning): one parameter, as snakemake's cost per parameter adds up
-    over the paper's ~12,000 evaluation jobs."""
+    over the paper's ~12,000 evaluation jobs. Only the fine-tuned DEN variant gets the
+    fine-tuning settings, so changing them reruns only its evaluations."""
     spec = EXPERIMENTS[wildcards.experiment]
-    return {"method": config["methods"][wildcards.method], "n_support": spec["n_support"],
+    method = config["methods"][wildcards.method]
+    finetuned = method["kind"] == "den" and method.get("variant", "den") == "den"
+    return {"method": method, "n_support": spec["n_support"],
             "subtask_features": spec["subtask_features"], "max_query": spec["max_query"],
             "subtasks": spec["subtasks"], "seed": config["seed"],
-            "finetune_config": config.get("finetune", {})}
+            "finetune_config": config.get("finetune", {}) if finetuned else None}
 
 
 def evaluation_inputs(wildcards):
