@@ -6,7 +6,7 @@ import pytest
 
 from den.data.synthetic import make_task
 from den.evaluate import support_query_split
-from den.experiments import evaluate_method, pretrained_model_kind, split_seed
+from den.experiments import evaluate_method, is_fine_tuned, pretrained_model_kind, split_seed
 from den.report.tables import (
     dataset_summary,
     describe_run,
@@ -290,3 +290,11 @@ def test_early_stopping_keeps_the_epoch_with_the_lowest_cross_validated_loss(sma
     assert not np.allclose(models[0].predict_proba(task.x[query]), models[1].predict_proba(task.x[query]))
     with pytest.raises(ValueError, match="early_stopping.*ensemble >= 2"):
         FinetuneConfig(early_stopping=True)
+
+
+def test_only_the_den_variant_is_fine_tuned():
+    assert is_fine_tuned({"kind": "den"}) and is_fine_tuned({"kind": "den", "variant": "den"})
+    assert not is_fine_tuned({"kind": "den", "variant": "no_finetune"})
+    assert not is_fine_tuned({"kind": "den", "variant": "no_plf"})
+    assert not is_fine_tuned({"kind": "direct", "model": "knn"})
+    assert not is_fine_tuned({"kind": "meta", "model": "maml"})

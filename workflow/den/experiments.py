@@ -57,6 +57,12 @@ def pretrained_model_kind(name: str, spec: dict) -> str | None:
     return "no_plf" if spec.get("variant", "den") == "no_plf" else "plf"
 
 
+def is_fine_tuned(spec: dict) -> bool:
+    """Whether method ``spec`` (a config entry) fine-tunes DEN's PLFs on the support rows: the
+    ``den`` variant of ``kind: den``, the only method the fine-tuning settings apply to."""
+    return spec.get("kind") == "den" and spec.get("variant", "den") == "den"
+
+
 def pretrain_model(tasks: list[Task], params: dict, pretrain: dict, checkpoint_dir=None):
     """Pre-train the model of one pre-training job.
 
@@ -158,7 +164,7 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
         from den.train.finetune import FinetuneConfig, fine_tuned_models, mean_proba
 
         config = None
-        if spec.get("variant", "den") == "den":
+        if is_fine_tuned(spec):
             base = finetune_config or FinetuneConfig()
             base = FinetuneConfig(**base) if isinstance(base, dict) else base
             config = FinetuneConfig(**{**base.to_dict(), "seed": s})

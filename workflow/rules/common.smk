@@ -6,7 +6,7 @@ from snakemake.utils import validate
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))  # the den package
 
 from den import workflow_config as wc  # noqa: E402
-from den.experiments import pretrained_model_kind  # noqa: E402
+from den.experiments import is_fine_tuned, pretrained_model_kind  # noqa: E402
 
 
 validate(config, "../schemas/config.schema.yaml")
@@ -43,11 +43,10 @@ def evaluation_protocol(wildcards):
     fine-tuning settings, so changing them reruns only its evaluations."""
     spec = EXPERIMENTS[wildcards.experiment]
     method = config["methods"][wildcards.method]
-    finetuned = method["kind"] == "den" and method.get("variant", "den") == "den"
     return {"method": method, "n_support": spec["n_support"],
             "subtask_features": spec["subtask_features"], "max_query": spec["max_query"],
             "subtasks": spec["subtasks"], "seed": config["seed"],
-            "finetune_config": config.get("finetune", {}) if finetuned else None}
+            "finetune_config": config.get("finetune", {}) if is_fine_tuned(method) else None}
 
 
 def evaluation_inputs(wildcards):
