@@ -54,6 +54,12 @@ def test_pretrain_then_predict(tmp_path, csv_tasks, capsys):
     assert "needs ensemble >= 2" in capsys.readouterr().err
     assert main(common + ["--out", str(stopped), "--finetune-ensemble", "2"]) == 0
     assert len(pd.read_csv(stopped)) == 70
+    # a huge tolerance keeps the pre-trained PLFs: the predictions of --variant no_finetune
+    frozen = tmp_path / "frozen.csv"
+    assert main(common + ["--out", str(stopped), "--finetune-ensemble", "2",
+                          "--finetune-early-stopping-tolerance", "1e6"]) == 0
+    assert main(common[:-3] + ["--out", str(frozen), "--variant", "no_finetune"]) == 0
+    np.testing.assert_allclose(pd.read_csv(stopped)["proba_pos"], pd.read_csv(frozen)["proba_pos"], atol=1e-6)
 
 
 def test_errors_name_the_problem_and_write_nothing(tmp_path, csv_tasks, capsys):

@@ -292,6 +292,26 @@ def test_early_stopping_keeps_the_epoch_with_the_lowest_cross_validated_loss(sma
         FinetuneConfig(early_stopping=True)
 
 
+def test_choose_epoch_with_a_tolerance_keeps_the_earliest_epoch_the_folds_cannot_tell_apart():
+    from den.train.finetune import FinetuneConfig, choose_epoch
+
+    # 4 folds x epochs 0..3; mean loss 1.00, 0.70, 0.68, 0.69: epoch 2 is the best
+    held_out = np.array([[1.0, 0.70, 0.64, 0.66],
+                         [0.9, 0.60, 0.62, 0.63],
+                         [1.1, 0.80, 0.76, 0.75],
+                         [1.0, 0.70, 0.70, 0.72]])
+    assert choose_epoch(held_out) == choose_epoch(held_out, 0.0) == 2
+    # epoch 1 - epoch 2 per fold: 0.06, -0.02, 0.04, 0.00: mean 0.02, standard error 0.0183
+    assert choose_epoch(held_out, 1.0) == 2
+    assert choose_epoch(held_out, 1.2) == 1
+    # epoch 0 is 0.32 worse with the same standard error: only a tolerance of 17.5+ keeps it
+    assert choose_epoch(held_out, 17.0) == 1 and choose_epoch(held_out, 18.0) == 0
+    with pytest.raises(ValueError, match="folds >= 2"):
+        choose_epoch(held_out[:1])
+    with pytest.raises(ValueError, match="early_stopping_tolerance"):
+        FinetuneConfig(ensemble=2, early_stopping=True, early_stopping_tolerance=-1)
+
+
 def test_only_the_den_variant_is_fine_tuned():
     assert is_fine_tuned({"kind": "den"}) and is_fine_tuned({"kind": "den", "variant": "den"})
     assert not is_fine_tuned({"kind": "den", "variant": "no_finetune"})

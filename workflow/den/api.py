@@ -51,10 +51,12 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
             fine-tuning). A model pre-trained with ``use_calibration=False`` gives "DEN w/o
             PLF w/o fine-tuning" whatever the variant.
         finetune_epochs, finetune_steps_per_epoch, finetune_learning_rate, finetune_ensemble,
-        finetune_early_stopping: see ``den.train.finetune.FinetuneConfig``
+        finetune_early_stopping, finetune_early_stopping_tolerance: see
+            ``den.train.finetune.FinetuneConfig``
             (``finetune_ensemble`` = k fine-tuning runs whose predictions are averaged;
             ``finetune_early_stopping`` chooses the epochs by k-fold cross-validation on the
-            support set, at most ``finetune_epochs``).
+            support set, at most ``finetune_epochs``; a tolerance > 0 keeps the earliest epoch
+            within that many standard errors of the best).
         chunk_rows: query rows scored at once (memory bound for large query sets);
             None picks a size from the number of feature tuples.
         min_support_rows: fewer labelled rows than this is an error.
@@ -71,7 +73,8 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, model=None, variant: str = "den", finetune_epochs: int = 10,
                  finetune_steps_per_epoch: int = 10, finetune_learning_rate: float = 0.001,
                  chunk_rows: int | None = None, min_support_rows: int = 10, seed: int = 0,
-                 finetune_ensemble: int = 1, finetune_early_stopping: bool = False):
+                 finetune_ensemble: int = 1, finetune_early_stopping: bool = False,
+                 finetune_early_stopping_tolerance: float = 0.0):
         self.model = model
         self.variant = variant
         self.finetune_epochs = finetune_epochs
@@ -82,6 +85,7 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         self.seed = seed
         self.finetune_ensemble = finetune_ensemble
         self.finetune_early_stopping = finetune_early_stopping
+        self.finetune_early_stopping_tolerance = finetune_early_stopping_tolerance
 
     def fit(self, X, y, X_unlabeled=None) -> DENClassifier:
         """Fine-tune on the support set (X, y).
@@ -126,7 +130,8 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
                                     steps_per_epoch=self.finetune_steps_per_epoch,
                                     learning_rate=self.finetune_learning_rate, seed=self.seed,
                                     ensemble=self.finetune_ensemble,
-                                    early_stopping=self.finetune_early_stopping)
+                                    early_stopping=self.finetune_early_stopping,
+                                    early_stopping_tolerance=self.finetune_early_stopping_tolerance)
         task_models, losses = fine_tuned_models(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
         self.encoder_ = encoder
         self.classes_ = classes

@@ -38,6 +38,10 @@ def _add_finetune_options(parser):
                        help="choose the number of epochs (at most --finetune-epochs) by K-fold "
                             "cross-validation on the support set, K = --finetune-ensemble (>= 2); "
                             "default: off, as in the paper")
+    group.add_argument("--finetune-early-stopping-tolerance", type=float, default=0.0, metavar="SE",
+                       help="with --finetune-early-stopping, keep the earliest epoch within SE "
+                            "standard errors of the best one (1: the one-standard-error rule; "
+                            "default: 0, the best epoch)")
     group.add_argument("--seed", type=int, default=0, help="seed of fine-tuning (default: 0)")
 
 
@@ -129,7 +133,8 @@ def _predict(args) -> None:
                         finetune_learning_rate=args.finetune_learning_rate, chunk_rows=args.chunk_rows,
                         min_support_rows=args.min_support_rows, seed=args.seed,
                         finetune_ensemble=args.finetune_ensemble,
-                        finetune_early_stopping=args.finetune_early_stopping)
+                        finetune_early_stopping=args.finetune_early_stopping,
+                        finetune_early_stopping_tolerance=args.finetune_early_stopping_tolerance)
     clf.fit(features, labels, X_unlabeled=query_features)
     proba = clf.predict_proba(query_features)
     out = pd.DataFrame({"prediction": clf.classes_[proba.argmax(axis=1)]})

@@ -35,6 +35,8 @@ class FinetuneConfig:
             held-out loss summed over the folds. ``epochs`` is then the most fine-tuning a
             task can get. False (the paper) fine-tunes every run on all support rows for
             ``epochs``.
+        early_stopping_tolerance: with ``early_stopping``, keep the earliest epoch within
+            this many standard errors of the best one (``choose_epoch``); 0 keeps the best.
     """
 
     epochs: int = 10
@@ -43,6 +45,7 @@ class FinetuneConfig:
     seed: int = 0
     ensemble: int = 1
     early_stopping: bool = False
+    early_stopping_tolerance: float = 0.0
 
     def __post_init__(self):
         if self.ensemble < 1:
@@ -53,6 +56,9 @@ class FinetuneConfig:
         if self.epochs < 0 or self.steps_per_epoch < 1:
             raise ValueError(f"fine-tuning needs epochs >= 0 and steps_per_epoch >= 1, got "
                              f"{self.epochs} and {self.steps_per_epoch}")
+        if not self.early_stopping_tolerance >= 0:
+            raise ValueError("fine-tuning early_stopping_tolerance must be >= 0, got "
+                             f"{self.early_stopping_tolerance}")
         if not self.learning_rate > 0:
             raise ValueError(f"fine-tuning learning_rate must be > 0, got {self.learning_rate}")
 
@@ -176,7 +182,24 @@ def mean_proba(task_models: list[TaskModel], x_query: np.ndarray,
 
 def _early_stopped_models(den, x_support, y_support, n_classes, config, x_unlabeled):
     """``fine_tuned_models`` with ``config.early_stopping``: one run per fold, all stopped at
-    the epoch with the lowest held-out loss summed over the folds."""
+    the epoch ``choose_epoch`` picks from the folds' held-out losses."""
+    models, losses, held_out, snapshots = cross_validated_runs(
+        den, x_support, y_support, n_classes, config, x_unlabeled)
+    restore_epoch(models, snapshots, choose_epoch(held_out, config.early_stopping_tolerance))
+    return models, losses
+
+
+def cross_validated_runs(den, x_support: np.ndarray, y_support: np.ndarray, n_classes: int,
+                         config: FinetuneConfig, x_unlabeled: np.ndarray | None = None):
+    """The k = ``config.ensemble`` runs of early stopping: the support rows are dealt into k
+    stratified folds (``stratified_folds``, seed ``config.seed``); run j fine-tunes on every
+    fold but j (halving seed ``config.seed + j``) for ``config.epochs`` epochs.
+
+    Returns:
+        (task models left at the last epoch, each run's step losses, (k, epochs + 1) held-out
+        loss of fold j before the first epoch and after each one, each run's epochs + 1
+        snapshots of the calibration's variables).
+    """
     folds = stratified_folds(np.asarray(y_support), config.ensemble,
                              np.random.default_rng(config.seed))
     models, losses, curves, snapshots = [], [], [], []
@@ -189,10 +212,36 @@ def _early_stopped_models(den, x_support, y_support, n_classes, config, x_unlabe
         losses.append(run_losses)
         curves.append(held_out)
         snapshots.append(kept)
-    best_epoch = int(np.argmin(np.sum(curves, axis=0)))
-    for task_model, kept in zip(models, snapshots):
-        for variable, value in zip(task_model.calibration.variables_to_train, kept[best_epoch]):
+    return models, losses, np.asarray(curves, dtype=np.float64), snapshots
+
+
+def choose_epoch(held_out: np.ndarray, tolerance: float = 0.0) -> int:
+    """The epoch early stopping keeps, from the (k, E + 1) held-out losses of k folds at
+    epochs 0..E (0 = pre-trained PLFs).
+
+    ``tolerance`` 0 takes the epoch with the lowest mean loss over the folds. A positive
+    tolerance takes the earliest epoch whose mean loss exceeds that lowest one by at most
+    ``tolerance`` standard errors of the difference (the fold-by-fold differences from the
+    best epoch, whose spread over the folds gives the standard error): 1 is the
+    one-standard-error rule, which fine-tunes only as far as the folds agree it helps.
+    """
+    held_out = np.asarray(held_out, dtype=np.float64)
+    if held_out.ndim != 2 or held_out.shape[0] < 2 or held_out.shape[1] < 1:
+        raise ValueError(f"held-out losses must be (folds >= 2, epochs + 1), got {held_out.shape}")
+    mean = held_out.mean(axis=0)
+    best = int(np.argmin(mean))
+    if tolerance <= 0:
+        return best
+    gap = held_out - held_out[:, [best]]
+    standard_error = gap.std(axis=0, ddof=1) / np.sqrt(held_out.shape[0])
+    return int(np.nonzero(gap.mean(axis=0) <= tolerance * standard_error)[0][0])
+
+
+def restore_epoch(task_models: list[TaskModel], snapshots: list[list[list[np.ndarray]]],
+                  epoch: int) -> None:
+    """Set each task model's calibration to its snapshot of ``epoch`` (``cross_validated_runs``)."""
+    for task_model, kept in zip(task_models, snapshots):
+        for variable, value in zip(task_model.calibration.variables_to_train, kept[epoch]):
             variable.assign(value)
-        task_model.finetune_epochs = best_epoch
+        task_model.finetune_epochs = epoch
         task_model.invalidate()
-    return models, losses
