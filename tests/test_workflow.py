@@ -169,6 +169,37 @@ def test_paper_config_lists_the_whole_job_graph(tmp_path):
     assert counts["pretrain"] >= len(openml["datasets"])  # leave-one-dataset-out: one per held-out set
 
 
+def test_local_copies_benchmark_and_its_development_split_list_their_job_graph(tmp_path):
+    """config/local-copies.yaml (issue 6's benchmark) and config/local-copies-dev.yaml (its
+    2-fold development split) resolve to the intended jobs; data files are placeholders."""
+    (tmp_path / "config").mkdir()
+    for name in ("config.yaml", "local-copies.yaml", "local-copies-dev.yaml"):
+        shutil.copy(ROOT / "config" / name, tmp_path / "config" / name)
+    local = yaml.safe_load((ROOT / "config" / "local-copies.yaml").read_text())
+    dev = yaml.safe_load((ROOT / "config" / "local-copies-dev.yaml").read_text())["experiments"]
+    (tmp_path / "data").mkdir()
+    for spec in local["datasets"].values():
+        (tmp_path / "data" / spec["path"]).touch()
+    names = set(local["experiments"]["local"]["datasets"])
+    assert len(names) == 16
+    for a, b in (("dev_a", "dev_b"), ("dev_b", "dev_a")):  # each half pre-trains the other's model
+        assert set(dev[a]["datasets"]) | set(dev[a]["pretrain_on"]) == names
+        assert not set(dev[a]["datasets"]) & set(dev[a]["pretrain_on"])
+        assert dev[a]["pretrain_on"] == dev[b]["datasets"]
+    tables = [f"results/tables/{name}.tex" for name in ("local", "local_sim", "dev_a", "dev_b")]
+    dry = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", "config/local-copies.yaml",
+                     "config/local-copies-dev.yaml", "--config", "data_dir=data", "--", *tables)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    counts = {}
+    for line in (dry.stdout + dry.stderr).splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            counts[parts[0]] = int(parts[1])
+    assert counts["table"] == 4
+    assert counts["pretrain"] == 16 + 16 + 2  # leave-one-out twice, one model per development half
+    assert counts["evaluate"] == 16 * 3 * 5 * 2 + 16 * 3 * 5
+
+
 def test_killed_run_resumes_and_gives_identical_tables(finished_run, tmp_path):
     """Kill -9 midway (as a power loss would), unlock, resume with --rerun-incomplete: the
     tables equal an uninterrupted run's."""
