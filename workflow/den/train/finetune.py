@@ -152,7 +152,8 @@ def fine_tuned_models(den, x_support: np.ndarray, y_support: np.ndarray, n_class
     """``config.ensemble`` task models of one support set, each fine-tuned (``finetune``) with
     halving seed ``config.seed + j``; None gives one model left at the pre-trained PLFs (DEN
     w/o fine-tuning), and so does a config that cannot change them (``epochs`` 0 or a model
-    without calibration): k copies would be identical and cost k predictions.
+    without calibration), or early stopping that keeps epoch 0: k copies would be identical
+    and cost k predictions.
 
     Args:
         den: the pre-trained ``DEN``.
@@ -182,10 +183,14 @@ def mean_proba(task_models: list[TaskModel], x_query: np.ndarray,
 
 def _early_stopped_models(den, x_support, y_support, n_classes, config, x_unlabeled):
     """``fine_tuned_models`` with ``config.early_stopping``: one run per fold, all stopped at
-    the epoch ``choose_epoch`` picks from the folds' held-out losses."""
+    the epoch ``choose_epoch`` picks from the folds' held-out losses. Epoch 0 returns one
+    model (DEN w/o fine-tuning: the k runs would be identical) and every run's losses."""
     models, losses, held_out, snapshots = cross_validated_runs(
         den, x_support, y_support, n_classes, config, x_unlabeled)
-    restore_epoch(models, snapshots, choose_epoch(held_out, config.early_stopping_tolerance))
+    epoch = choose_epoch(held_out, config.early_stopping_tolerance)
+    restore_epoch(models, snapshots, epoch)
+    if epoch == 0:  # every run is back at the pre-trained PLFs: one of them predicts the same
+        models = models[:1]
     return models, losses
 
 
