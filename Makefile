@@ -25,7 +25,7 @@ test: $(STAMP)
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check workflow tests
+	$(VENV)/bin/ruff check workflow tests docs
 	$(VENV)/bin/snakemake --lint
 
 bench: $(STAMP)
