@@ -186,7 +186,10 @@ def test_local_copies_benchmark_and_its_development_split_list_their_job_graph(t
         assert set(dev[a]["datasets"]) | set(dev[a]["pretrain_on"]) == names
         assert not set(dev[a]["datasets"]) & set(dev[a]["pretrain_on"])
         assert dev[a]["pretrain_on"] == dev[b]["datasets"]
-    tables = [f"results/tables/{name}.tex" for name in ("local", "local_sim", "dev_a", "dev_b")]
+        assert dev[f"{a}_gen"]["pretrain_on"] == ["generated", *dev[b]["datasets"]]
+        assert dev[f"{a}_gen"]["datasets"] == dev[a]["datasets"]
+    tables = [f"results/tables/{name}.tex"
+              for name in ("local", "local_sim", "local_gen", "dev_a", "dev_b", "dev_a_gen", "dev_b_gen")]
     dry = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", "config/local-copies.yaml",
                      "config/local-copies-dev.yaml", "--config", "data_dir=data", "--", *tables)
     assert dry.returncode == 0, dry.stderr[-3000:]
@@ -195,9 +198,12 @@ def test_local_copies_benchmark_and_its_development_split_list_their_job_graph(t
         parts = line.split()
         if len(parts) == 2 and parts[1].isdigit():
             counts[parts[0]] = int(parts[1])
-    assert counts["table"] == 4
-    assert counts["pretrain"] == 16 + 16 + 2  # leave-one-out twice, one model per development half
-    assert counts["evaluate"] == 16 * 3 * 5 * 2 + 16 * 3 * 5
+    assert counts["table"] == 7
+    # leave-one-out three times, one model per development half with and without generated tasks
+    assert counts["pretrain"] == 16 * 3 + 2 * 2
+    assert counts["evaluate"] == 16 * 3 * 5 * 3 + 16 * 3 * 5 + 16 * 3 * 2
+    generated = local["generated_tasks"]["count"]
+    assert counts["prepare_dataset"] == 16 + generated  # the real sets and every generated task
 
 
 def test_killed_run_resumes_and_gives_identical_tables(finished_run, tmp_path):

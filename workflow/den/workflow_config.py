@@ -4,7 +4,8 @@ lists the rules expand. Rules call these so the job graph is defined in one plac
 Protocols of an experiment:
     leave-one-dataset-out (no ``pretrain_on``): one pre-training run per held-out dataset,
         on the experiment's other datasets ("results/models/<exp>/<setting>/<kind>/<held-out>.npz");
-    transfer (``pretrain_on``: dataset names, "simulated" for every CNN-zoo task): one
+    transfer (``pretrain_on``: dataset names, "simulated" for every CNN-zoo task,
+        "generated" for every task of the ``generated_tasks`` section): one
         pre-training run ("<...>/all.npz") evaluated on every dataset of the experiment.
 Settings: ``sweep: {key: [values]}`` (e.g. order or n_keypoints) gives one model setting
 per value ("<key>-<value>"); without a sweep the only setting is "base".
@@ -21,6 +22,8 @@ EXPERIMENT_DEFAULTS = {"caption": "", "head": "binary", "metric": "auc", "n_supp
                        "subtask_features": None, "subtasks": 1, "figure": False, "compare_to": None,
                        "per_dataset": False}
 SIMULATED = "simulated"
+GENERATED = "generated"  # in pretrain_on: every task of the config's generated_tasks section
+GENERATED_PREFIX = "gen-"
 OTHERS = "others"  # in pretrain_on: the experiment's datasets but the held-out one
 HELD_OUT_NONE = "all"
 
@@ -36,8 +39,24 @@ def simulated_datasets(config: dict) -> list[str]:
             for cutoff in zoo.get("cutoffs", [])]
 
 
+def generated_datasets(config: dict) -> dict[str, dict]:
+    """The ``generated_tasks`` section as dataset entries ("gen-000", ...; ``source:
+    synthetic``, see ``den.data.synthetic.generated_task_specs``); none without it."""
+    section = config.get("generated_tasks")
+    if not section:
+        return {}
+    from den.data.synthetic import generated_task_specs
+
+    settings = dict(section)
+    count, seed = settings.pop("count"), settings.pop("seed")
+    for key in ("rows", "features"):
+        if key in settings:
+            settings[key] = tuple(settings[key])
+    return generated_task_specs(count, seed=seed, prefix=GENERATED_PREFIX, **settings)
+
+
 def known_datasets(config: dict) -> set[str]:
-    return set(config.get("datasets", {})) | set(simulated_datasets(config))
+    return set(config.get("datasets", {})) | set(simulated_datasets(config)) | set(generated_datasets(config))
 
 
 def experiments(config: dict) -> dict[str, dict]:
@@ -48,6 +67,10 @@ def experiments(config: dict) -> dict[str, dict]:
             entry is invalid.
     """
     known = known_datasets(config)
+    clash = set(generated_datasets(config)) & set(config.get("datasets", {}))
+    if clash:
+        raise ConfigError(f"datasets: {sorted(clash)} clash with the names of generated_tasks; "
+                          f"rename them (names starting {GENERATED_PREFIX!r} are the generated tasks')")
     for images in (config.get("cnn_zoo") or {}).get("images", []):
         if images not in config.get("image_datasets", {}):
             raise ConfigError(f"cnn_zoo.images: unknown image dataset {images!r}; define it under "
@@ -58,11 +81,14 @@ def experiments(config: dict) -> dict[str, dict]:
         pretrain_on = full["pretrain_on"] or []
         for key, names in (("datasets", full["datasets"]), ("pretrain_on", pretrain_on)):
             for dataset in names:
-                if dataset not in (SIMULATED, OTHERS) and dataset not in known:
+                if dataset not in (SIMULATED, GENERATED, OTHERS) and dataset not in known:
                     raise ConfigError(f"experiments.{name}.{key}: unknown dataset {dataset!r}; define it "
                                       f"under 'datasets' or 'cnn_zoo' (known: {sorted(known)})")
         if SIMULATED in pretrain_on and not simulated_datasets(config):
             raise ConfigError(f"experiments.{name}.pretrain_on: 'simulated' needs a 'cnn_zoo' section")
+        if GENERATED in pretrain_on and not config.get("generated_tasks"):
+            raise ConfigError(f"experiments.{name}.pretrain_on: 'generated' needs a 'generated_tasks' "
+                              f"section (count, seed, rows, features)")
         for method in full["methods"]:
             if method not in config["methods"]:
                 raise ConfigError(f"experiments.{name}.methods: unknown method {method!r}; "
@@ -97,7 +123,10 @@ def data_file(dataset: str) -> str:
 def dataset_spec(config: dict, name: str, section: str = "datasets") -> dict:
     """A dataset's config entry with a relative ``path`` taken under ``data_dir`` when the
     config gives one (``--config data_dir=...``: local copies kept outside the checkout)."""
-    spec = dict(config[section][name])
+    entries = config[section]
+    if section == "datasets" and name not in entries and name in generated_datasets(config):
+        entries = generated_datasets(config)
+    spec = dict(entries[name])
     data_dir = config.get("data_dir")
     if data_dir and spec.get("path") and not os.path.isabs(spec["path"]):
         spec["path"] = os.path.join(os.path.abspath(os.path.expanduser(data_dir)), spec["path"])
@@ -112,14 +141,15 @@ def leave_one_out(spec: dict) -> bool:
 
 def training_datasets(config: dict, spec: dict, held_out: str) -> list[str]:
     """Datasets a pre-training run uses: the experiment's others (leave-one-out) or the
-    entries of ``pretrain_on`` ("simulated": every CNN-zoo task; "others": the experiment's
-    datasets but ``held_out``)."""
+    entries of ``pretrain_on`` ("simulated": every CNN-zoo task; "generated": every task of
+    ``generated_tasks``; "others": the experiment's datasets but ``held_out``)."""
     others = [d for d in spec["datasets"] if d != held_out]
     if spec["pretrain_on"] is None:
         return others
     names = []
     for entry in spec["pretrain_on"]:
-        names += simulated_datasets(config) if entry == SIMULATED else others if entry == OTHERS else [entry]
+        expand = {SIMULATED: simulated_datasets, GENERATED: lambda c: list(generated_datasets(c))}
+        names += expand[entry](config) if entry in expand else others if entry == OTHERS else [entry]
     return names
 
 

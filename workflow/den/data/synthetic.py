@@ -83,22 +83,34 @@ def make_task(name: str, n_rows: int, n_features: int, n_classes: int = 2, *,
     return Task(name=name, x=x.astype(np.float32), y=y.astype(np.int32))
 
 
+def generated_task_specs(count: int, *, seed: int, rows: tuple[int, int] = (600, 1200),
+                         features: tuple[int, int] = (2, 12), classes: tuple[int, int] = (2, 2),
+                         prefix: str = "synthetic", **kwargs) -> dict[str, dict]:
+    """Dataset config entries (``source: synthetic``) of ``count`` generated tasks, named
+    ``<prefix><i:03d>``, with rows, features and classes drawn uniformly from the inclusive
+    ranges and a seed each, all from ``seed``; extra keyword arguments (``make_task``'s
+    strength, informative, separation, missing_rate) go into every entry."""
+    rng = np.random.default_rng(seed)
+    specs = {}
+    for i in range(count):
+        specs[f"{prefix}{i:03d}"] = {
+            "source": "synthetic",
+            "rows": int(rng.integers(rows[0], rows[1] + 1)),
+            "features": int(rng.integers(features[0], features[1] + 1)),
+            "classes": int(rng.integers(classes[0], classes[1] + 1)),
+            "seed": int(rng.integers(2**31)),
+            **kwargs,
+        }
+    return specs
+
+
 def make_tasks(n_tasks: int, *, seed: int, rows: tuple[int, int] = (600, 1200),
                features: tuple[int, int] = (2, 12), classes: tuple[int, int] = (2, 2),
                prefix: str = "synthetic", **kwargs) -> list[Task]:
-    """Generate ``n_tasks`` tasks with sizes drawn uniformly from the inclusive ranges.
-
-    Extra keyword arguments go to ``make_task``.
-    """
-    rng = np.random.default_rng(seed)
-    tasks = []
-    for i in range(n_tasks):
-        tasks.append(make_task(
-            f"{prefix}{i:03d}",
-            n_rows=int(rng.integers(rows[0], rows[1] + 1)),
-            n_features=int(rng.integers(features[0], features[1] + 1)),
-            n_classes=int(rng.integers(classes[0], classes[1] + 1)),
-            seed=int(rng.integers(2**31)),
-            **kwargs,
-        ))
-    return tasks
+    """Generate the ``n_tasks`` tasks of ``generated_task_specs`` (same arguments)."""
+    specs = generated_task_specs(n_tasks, seed=seed, rows=rows, features=features, classes=classes,
+                                 prefix=prefix, **kwargs)
+    return [make_task(name, spec["rows"], spec["features"], spec["classes"], seed=spec["seed"],
+                      **{k: v for k, v in spec.items() if k not in ("source", "rows", "features",
+                                                                    "classes", "seed")})
+            for name, spec in specs.items()]
