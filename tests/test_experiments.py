@@ -164,6 +164,41 @@ def test_simulated_plus_others_holds_each_dataset_out_and_data_dir_resolves_path
     assert dataset_spec(config, "a")["path"] == "/abs/a.csv"
 
 
+def test_generated_tasks_join_pre_training_as_datasets_of_their_own():
+    from den.data.sources import load_tabular
+    from den.data.synthetic import generated_task_specs, make_tasks
+    from den.workflow_config import dataset_spec, model_index, training_datasets
+
+    config = {"datasets": {n: {"source": "csv", "path": f"{n}.csv"} for n in ("a", "b")},
+              "generated_tasks": {"count": 3, "seed": 4, "rows": [50, 80], "features": [2, 5],
+                                  "missing_rate": 0.1},
+              "methods": {"den": {"kind": "den"}},
+              "experiments": {"t": {"datasets": ["a", "b"], "methods": ["den"],
+                                    "pretrain_on": ["generated", "others"]}}}
+    spec = experiments(config)["t"]
+    assert training_datasets(config, spec, "a") == ["gen-000", "gen-001", "gen-002", "b"]
+    assert "results/models/t/base/plf/b.npz" in model_index(config)
+    # each generated task is a synthetic dataset entry, prepared like any other
+    entry = dataset_spec(config, "gen-001")
+    assert entry["source"] == "synthetic" and 50 <= entry["rows"] <= 80 and 2 <= entry["features"] <= 5
+    assert entry["missing_rate"] == 0.1
+    task = load_tabular("gen-001", entry)
+    assert task.n_rows == entry["rows"] and 0 < np.isnan(task.x).mean() < 0.2
+    # the same tasks make_tasks generates, and a different seed gives different ones
+    made = make_tasks(3, seed=4, rows=(50, 80), features=(2, 5), prefix="gen-", missing_rate=0.1)
+    np.testing.assert_array_equal(made[1].x, task.x)
+    assert generated_task_specs(3, seed=5, rows=(50, 80), features=(2, 5)) != \
+        generated_task_specs(3, seed=4, rows=(50, 80), features=(2, 5))
+    # 'generated' without the section, and a dataset named like a generated task, are errors
+    del config["generated_tasks"]
+    with pytest.raises(ConfigError, match="'generated' needs a 'generated_tasks' section"):
+        experiments(config)
+    config["generated_tasks"] = {"count": 1, "seed": 0}
+    config["datasets"]["gen-000"] = {"source": "sklearn"}
+    with pytest.raises(ConfigError, match=r"\['gen-000'\] clash with the names of generated_tasks"):
+        experiments(config)
+
+
 def test_subtasks_settings_and_transfer_protocol():
     from den.data.synthetic import make_task
     from den.experiments import subtask
