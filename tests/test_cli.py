@@ -29,6 +29,12 @@ def test_pretrain_then_predict(tmp_path, csv_tasks, capsys):
     assert main(["info", str(model)]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["config"]["head"] == "binary" and len(info["metadata"]["pretrained_on"]) == 3
+    generated = tmp_path / "generated.npz"
+    assert main(["pretrain", "--tasks", str(csv_tasks), "--out", str(generated), "--steps", "2",
+                 "--query-rows", "16", "--support-rows", "16", "--quiet", "--generated-tasks", "2"]) == 0
+    assert main(["info", str(generated)]) == 0
+    names = json.loads(capsys.readouterr().out)["metadata"]["pretrained_on"]
+    assert len(names) == 5 and names[-2:] == ["gen-000", "gen-001"]
 
     task = make_tasks(1, seed=9, rows=(120, 120), features=(3, 3))[0]
     frame = pd.DataFrame(task.x, columns=["a", "b", "c"])

@@ -85,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="PATH", help="model file to write (.npz)")
     p.add_argument("--checkpoint-dir", metavar="DIR",
                    help="checkpoints for resuming (default: OUT.checkpoint, removed after success)")
+    p.add_argument("--generated-tasks", type=int, default=0, metavar="N",
+                   help="also pre-train on N generated tasks (den.data.synthetic: 500-2000 rows, "
+                        "3-25 features, seeded by --seed); 40 lifted DEN on real data, see "
+                        "config/README.md (default: 0)")
     g = p.add_argument_group("model (defaults: the paper's appendix B)")
     g.add_argument("--head", choices=["binary", "multiclass"],
                    help="classifier head (default: binary if every task has 2 classes, else multiclass)")
@@ -149,6 +153,7 @@ def _predict(args) -> None:
 
 def _pretrain(args) -> None:
     from den.data.encoding import read_table, task_from_frame
+    from den.data.synthetic import GENERATED_FEATURES, GENERATED_ROWS, make_tasks
     from den.errors import DENInputError
     from den.model.config import ModelConfig
     from den.train.pretrain import PretrainConfig, pretrain
@@ -158,6 +163,10 @@ def _pretrain(args) -> None:
     if not files:
         raise DENInputError(f"--tasks {args.tasks!r} is not a directory holding *.csv files")
     tasks = [task_from_frame(read_table(f, "task"), args.target, f.stem) for f in files]
+    if args.generated_tasks < 0:
+        raise DENInputError(f"--generated-tasks must be >= 0, got {args.generated_tasks}")
+    tasks += make_tasks(args.generated_tasks, seed=args.seed, rows=GENERATED_ROWS,
+                        features=GENERATED_FEATURES, prefix="gen-")
     head = args.head or ("binary" if all(t.n_classes == 2 for t in tasks) else "multiclass")
     model_config = ModelConfig(head=head, order=args.order, n_keypoints=args.keypoints,
                                keypoint_placement=args.keypoint_placement,

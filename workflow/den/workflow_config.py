@@ -45,14 +45,14 @@ def generated_datasets(config: dict) -> dict[str, dict]:
     section = config.get("generated_tasks")
     if not section:
         return {}
-    from den.data.synthetic import generated_task_specs
+    from den.data.synthetic import GENERATED_FEATURES, GENERATED_ROWS, generated_task_specs
 
     settings = dict(section)
     count, seed = settings.pop("count"), settings.pop("seed")
-    for key in ("rows", "features"):
-        if key in settings:
-            settings[key] = tuple(settings[key])
-    return generated_task_specs(count, seed=seed, prefix=GENERATED_PREFIX, **settings)
+    rows = tuple(settings.pop("rows", GENERATED_ROWS))
+    features = tuple(settings.pop("features", GENERATED_FEATURES))
+    return generated_task_specs(count, seed=seed, rows=rows, features=features, prefix=GENERATED_PREFIX,
+                                **settings)
 
 
 def known_datasets(config: dict) -> set[str]:

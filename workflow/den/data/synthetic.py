@@ -16,6 +16,10 @@ import numpy as np
 from den.data.tasks import Task
 
 DISTORTIONS = ("identity", "exp", "cube", "logistic", "sinh", "log1p_abs")
+# Sizes of the generated pre-training tasks of `den pretrain --generated-tasks` and of the
+# local-copies benchmark's generated_tasks (config/local-copies.yaml).
+GENERATED_ROWS = (500, 2000)
+GENERATED_FEATURES = (3, 25)
 
 
 def _distort(u: np.ndarray, kind: str, rng: np.random.Generator, strength: float) -> np.ndarray:
