@@ -40,7 +40,7 @@ def _add_finetune_options(parser):
                             "default: off, as in the paper")
     group.add_argument("--finetune-early-stopping-tolerance", type=float, default=0.0, metavar="SE",
                        help="with --finetune-early-stopping, keep the earliest epoch within SE "
-                            "standard errors of the best one (1: the one-standard-error rule; "
+                            "standard errors of the best one (1: a paired one-standard-error rule; "
                             "default: 0, the best epoch)")
     group.add_argument("--seed", type=int, default=0, help="seed of fine-tuning (default: 0)")
 

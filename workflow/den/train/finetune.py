@@ -227,8 +227,9 @@ def choose_epoch(held_out: np.ndarray, tolerance: float = 0.0) -> int:
     ``tolerance`` 0 takes the epoch with the lowest mean loss over the folds. A positive
     tolerance takes the earliest epoch whose mean loss exceeds that lowest one by at most
     ``tolerance`` standard errors of the difference (the fold-by-fold differences from the
-    best epoch, whose spread over the folds gives the standard error): 1 is the
-    one-standard-error rule, which fine-tunes only as far as the folds agree it helps.
+    best epoch, whose spread over the folds gives the standard error): 1 is a paired form of
+    the one-standard-error rule (which uses the spread of the losses at the best epoch
+    itself), fine-tuning only as far as the folds agree it helps.
     """
     held_out = np.asarray(held_out, dtype=np.float64)
     if held_out.ndim != 2 or held_out.shape[0] < 2 or held_out.shape[1] < 1:
