@@ -54,6 +54,16 @@ def _snakemake(workdir, *args):
                           capture_output=True, text=True)
 
 
+def _job_counts(dry) -> dict[str, int]:
+    """Jobs per rule from the "Job stats" table of a dry run's output."""
+    counts = {}
+    for line in (dry.stdout + dry.stderr).splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            counts[parts[0]] = int(parts[1])
+    return counts
+
+
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("wf")
@@ -154,11 +164,7 @@ def test_paper_config_lists_the_whole_job_graph(tmp_path):
     shutil.copy(ROOT / "config" / "paper.yaml", tmp_path / "config" / "config.yaml")
     dry = _snakemake(tmp_path, "-n", "--quiet", "rules")
     assert dry.returncode == 0, dry.stderr[-3000:]
-    counts = {}
-    for line in (dry.stdout + dry.stderr).splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit():
-            counts[parts[0]] = int(parts[1])
+    counts = _job_counts(dry)
     paper = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
     zoo = paper["cnn_zoo"]
     shards = -(-zoo["cnns"] // zoo["shard_size"])
@@ -193,11 +199,7 @@ def test_local_copies_benchmark_and_its_development_split_list_their_job_graph(t
     dry = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", "config/local-copies.yaml",
                      "config/local-copies-dev.yaml", "--config", "data_dir=data", "--", *tables)
     assert dry.returncode == 0, dry.stderr[-3000:]
-    counts = {}
-    for line in (dry.stdout + dry.stderr).splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit():
-            counts[parts[0]] = int(parts[1])
+    counts = _job_counts(dry)
     assert counts["table"] == 7
     # leave-one-out three times, one model per development half with and without generated tasks
     assert counts["pretrain"] == 16 * 3 + 2 * 2

@@ -44,41 +44,47 @@ from den.train.finetune import (  # noqa: E402
 QUERY_ROWS = 3000
 
 
-def collect(experiment: str, out: Path) -> None:
+def development_splits(experiment: str, out: Path, suffix: str):
+    """The benchmark's (dataset, repeat) splits of one development half not yet recorded under
+    ``out``: yields (record path, task, fine-tuning settings with the split's seed, support
+    rows, query rows, the first ``QUERY_ROWS`` query rows)."""
     config = {**yaml.safe_load((ROOT / "config" / "config.yaml").read_text()),
               **yaml.safe_load((ROOT / "config" / "local-copies.yaml").read_text())}
     spec = yaml.safe_load((ROOT / "config" / "local-copies-dev.yaml").read_text())["experiments"][experiment]
-    model = load_model(ROOT / "results" / "models" / experiment / "base" / "plf" / "all.npz", {"kind": "den"})
     settings = {key: value for key, value in config["finetune"].items() if key != "early_stopping_tolerance"}
     out.mkdir(parents=True, exist_ok=True)
     for repeat in range(spec["repeats"]):
         for dataset in spec["datasets"]:
-            path = out / f"{experiment}_{dataset}_{repeat}.npz"
+            path = out / f"{experiment}_{dataset}_{repeat}{suffix}"
             if path.exists():
                 continue
             start = time.time()
             task = Task.load(ROOT / "results" / "data" / f"{dataset}.npz")
             seed = split_seed(config["seed"], task.name, repeat)
             support, query = support_query_split(task.y, spec["n_support"], seed, spec["max_query"])
-            rows = query[:QUERY_ROWS]
-            finetune = FinetuneConfig(**{**settings, "seed": seed})
-            xs, ys = task.x[support], task.y[support]
-            models, _, held_out, snapshots = cross_validated_runs(model, xs, ys, task.n_classes, finetune,
-                                                                  x_unlabeled=task.x[query])
-            folds = stratified_folds(np.asarray(ys), finetune.ensemble, np.random.default_rng(seed))
-            epochs = held_out.shape[1]
-            query_proba = np.zeros((epochs, len(models), len(rows)), np.float32)
-            out_of_fold = np.zeros((epochs, len(ys)), np.float32)
-            for epoch in range(epochs):
-                restore_epoch(models, snapshots, epoch)
-                for j, task_model in enumerate(models):
-                    if epoch == 0 and j > 0:  # every run starts from the same pre-trained PLFs
-                        query_proba[epoch, j] = query_proba[epoch, 0]
-                    else:
-                        query_proba[epoch, j] = task_model.predict_proba(task.x[rows])[:, 1]
-                    out_of_fold[epoch, folds == j] = task_model.predict_proba(xs[folds == j])[:, 1]
-            np.savez(path, held_out=held_out, qp=query_proba, oof=out_of_fold, yq=task.y[rows], ys=ys)
+            yield path, task, FinetuneConfig(**{**settings, "seed": seed}), support, query, query[:QUERY_ROWS]
             print(f"{dataset} repeat {repeat}: {time.time() - start:.0f} s", flush=True)
+
+
+def collect(experiment: str, out: Path) -> None:
+    model = load_model(ROOT / "results" / "models" / experiment / "base" / "plf" / "all.npz", {"kind": "den"})
+    for path, task, finetune, support, query, rows in development_splits(experiment, out, ".npz"):
+        xs, ys = task.x[support], task.y[support]
+        models, _, held_out, snapshots = cross_validated_runs(model, xs, ys, task.n_classes, finetune,
+                                                              x_unlabeled=task.x[query])
+        folds = stratified_folds(np.asarray(ys), finetune.ensemble, np.random.default_rng(finetune.seed))
+        epochs = held_out.shape[1]
+        query_proba = np.zeros((epochs, len(models), len(rows)), np.float32)
+        out_of_fold = np.zeros((epochs, len(ys)), np.float32)
+        for epoch in range(epochs):
+            restore_epoch(models, snapshots, epoch)
+            for j, task_model in enumerate(models):
+                if epoch == 0 and j > 0:  # every run starts from the same pre-trained PLFs
+                    query_proba[epoch, j] = query_proba[epoch, 0]
+                else:
+                    query_proba[epoch, j] = task_model.predict_proba(task.x[rows])[:, 1]
+                out_of_fold[epoch, folds == j] = task_model.predict_proba(xs[folds == j])[:, 1]
+        np.savez(path, held_out=held_out, qp=query_proba, oof=out_of_fold, yq=task.y[rows], ys=ys)
 
 
 def summarise(out: Path) -> pd.DataFrame:

@@ -21,7 +21,6 @@ lowest-held-out-loss epoch) on the same splits.
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -31,13 +30,13 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "workflow"))
 
+from early_stopping_rules import development_splits  # noqa: E402  (this folder: the same splits)
+
 from den.data.synthetic import make_tasks  # noqa: E402
 from den.data.tasks import Task  # noqa: E402
-from den.evaluate import score, support_query_split  # noqa: E402
-from den.experiments import load_model, pretrain_model, split_seed  # noqa: E402
-from den.train.finetune import FinetuneConfig, choose_epoch, fine_tuned_models, mean_proba  # noqa: E402
-
-QUERY_ROWS = 3000
+from den.evaluate import score  # noqa: E402
+from den.experiments import load_model, pretrain_model  # noqa: E402
+from den.train.finetune import choose_epoch, fine_tuned_models, mean_proba  # noqa: E402
 
 
 def _configs():
@@ -60,29 +59,15 @@ def pretrain(experiment: str, models: Path) -> None:
 
 
 def evaluate(experiment: str, models: Path, out: Path) -> None:
-    base, local, dev = _configs()
-    spec = dev[experiment]
     model = load_model(models / f"{experiment}.npz", {"kind": "den"})
-    settings = {k: v for k, v in local["finetune"].items() if k != "early_stopping_tolerance"}
-    out.mkdir(parents=True, exist_ok=True)
-    for repeat in range(spec["repeats"]):
-        for dataset in spec["datasets"]:
-            path = out / f"{experiment}_{dataset}_{repeat}.json"
-            if path.exists():
-                continue
-            start = time.time()
-            task = Task.load(ROOT / "results" / "data" / f"{dataset}.npz")
-            seed = split_seed(base["seed"], task.name, repeat)
-            support, query = support_query_split(task.y, spec["n_support"], seed, spec["max_query"])
-            rows = query[:QUERY_ROWS]
-            result = {}
-            for name, config in (("no_ft", None), ("den", FinetuneConfig(**{**settings, "seed": seed}))):
-                task_models, _ = fine_tuned_models(model, task.x[support], task.y[support], task.n_classes,
-                                                   config, x_unlabeled=task.x[query])
-                result[name] = score(task.y[rows], mean_proba(task_models, task.x[rows]))["auc"]
-                result[name + "_epochs"] = task_models[0].finetune_epochs
-            path.write_text(json.dumps(result))
-            print(f"{dataset} repeat {repeat}: {time.time() - start:.0f} s {result}", flush=True)
+    for path, task, finetune, support, query, rows in development_splits(experiment, out, ".json"):
+        result = {}
+        for name, config in (("no_ft", None), ("den", finetune)):
+            task_models, _ = fine_tuned_models(model, task.x[support], task.y[support], task.n_classes,
+                                               config, x_unlabeled=task.x[query])
+            result[name] = score(task.y[rows], mean_proba(task_models, task.x[rows]))["auc"]
+            result[name + "_epochs"] = task_models[0].finetune_epochs
+        path.write_text(json.dumps(result))
 
 
 def compare(out: Path, rules_out: Path) -> pd.DataFrame:
