@@ -87,8 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="checkpoints for resuming (default: OUT.checkpoint, removed after success)")
     p.add_argument("--generated-tasks", type=int, default=0, metavar="N",
                    help="also pre-train on N generated tasks (den.data.synthetic: 500-2000 rows, "
-                        "3-25 features, seeded by --seed); 40 lifted DEN on real data, see "
-                        "config/README.md (default: 0)")
+                        "3-25 features, seeded by --seed); worth it with few tasks of your own: "
+                        "40 lifted DEN with 8 real tasks, not with 15 (config/README.md; default: 0)")
     g = p.add_argument_group("model (defaults: the paper's appendix B)")
     g.add_argument("--head", choices=["binary", "multiclass"],
                    help="classifier head (default: binary if every task has 2 classes, else multiclass)")

@@ -70,7 +70,7 @@ def experiments(config: dict) -> dict[str, dict]:
     clash = set(generated_datasets(config)) & set(config.get("datasets", {}))
     if clash:
         raise ConfigError(f"datasets: {sorted(clash)} clash with the names of generated_tasks; "
-                          f"rename them (names starting {GENERATED_PREFIX!r} are the generated tasks')")
+                          f"rename them (names starting {GENERATED_PREFIX!r} are the generated tasks)")
     for images in (config.get("cnn_zoo") or {}).get("images", []):
         if images not in config.get("image_datasets", {}):
             raise ConfigError(f"cnn_zoo.images: unknown image dataset {images!r}; define it under "
@@ -82,8 +82,9 @@ def experiments(config: dict) -> dict[str, dict]:
         for key, names in (("datasets", full["datasets"]), ("pretrain_on", pretrain_on)):
             for dataset in names:
                 if dataset not in (SIMULATED, GENERATED, OTHERS) and dataset not in known:
-                    raise ConfigError(f"experiments.{name}.{key}: unknown dataset {dataset!r}; define it "
-                                      f"under 'datasets' or 'cnn_zoo' (known: {sorted(known)})")
+                    raise ConfigError(f"experiments.{name}.{key}: unknown dataset {dataset!r}; define "
+                                      f"it under 'datasets', 'cnn_zoo' or 'generated_tasks' "
+                                      f"(known: {sorted(known)})")
         if SIMULATED in pretrain_on and not simulated_datasets(config):
             raise ConfigError(f"experiments.{name}.pretrain_on: 'simulated' needs a 'cnn_zoo' section")
         if GENERATED in pretrain_on and not config.get("generated_tasks"):

@@ -88,11 +88,9 @@ def _csv(name: str, spec: dict) -> Task:
 
 
 def _synthetic(name: str, spec: dict) -> Task:
-    from den.data.synthetic import make_task
+    from den.data.synthetic import task_from_spec
 
-    settings = {k: v for k, v in spec.items() if k not in ("source",)}
-    return make_task(name, settings.pop("rows", 800), settings.pop("features", 8),
-                     settings.pop("classes", 2), seed=settings.pop("seed", 0), **settings)
+    return task_from_spec(name, spec)
 
 
 def retry(action, what: str, attempts: int = 3, wait_s: float = 2.0):

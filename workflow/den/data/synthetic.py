@@ -114,7 +114,12 @@ def make_tasks(n_tasks: int, *, seed: int, rows: tuple[int, int] = (600, 1200),
     """Generate the ``n_tasks`` tasks of ``generated_task_specs`` (same arguments)."""
     specs = generated_task_specs(n_tasks, seed=seed, rows=rows, features=features, classes=classes,
                                  prefix=prefix, **kwargs)
-    return [make_task(name, spec["rows"], spec["features"], spec["classes"], seed=spec["seed"],
-                      **{k: v for k, v in spec.items() if k not in ("source", "rows", "features",
-                                                                    "classes", "seed")})
-            for name, spec in specs.items()]
+    return [task_from_spec(name, spec) for name, spec in specs.items()]
+
+
+def task_from_spec(name: str, spec: dict) -> Task:
+    """The task of a ``source: synthetic`` dataset entry (rows, features, classes, seed and
+    ``make_task``'s keyword arguments; defaults 800 rows, 8 features, 2 classes, seed 0)."""
+    settings = {k: v for k, v in spec.items() if k != "source"}
+    return make_task(name, settings.pop("rows", 800), settings.pop("features", 8),
+                     settings.pop("classes", 2), seed=settings.pop("seed", 0), **settings)
