@@ -84,6 +84,21 @@ def test_finetune_early_stopping_chooses_one_epoch_count_for_all_runs(small_bina
         DENClassifier(model=small_binary_model, finetune_early_stopping=True).fit(frame[:50], labels[:50])
 
 
+def test_finetune_output_scaling_with_early_stopping_restores_each_runs_map(small_binary_model, table):
+    frame, labels = table
+    clf = DENClassifier(model=small_binary_model, finetune_epochs=4, finetune_steps_per_epoch=2,
+                        finetune_learning_rate=0.05, finetune_ensemble=3, finetune_early_stopping=True,
+                        finetune_output_scaling=True, seed=4).fit(frame[:50], labels[:50])
+    maps = {(float(m.logit_scale.numpy()), float(m.logit_bias.numpy())) for m in clf.task_models_}
+    assert (0.0, 0.0) not in maps and len(maps) == len(clf.task_models_)  # each fold's own fit
+    proba = clf.predict_proba(frame[50:])
+    assert proba.shape == (len(frame) - 50, 2) and np.all((proba > 0) & (proba < 1))
+    plain = DENClassifier(**{**clf.get_params(), "finetune_output_scaling": False})
+    plain.fit(frame[:50], labels[:50])
+    assert all((float(m.logit_scale.numpy()), float(m.logit_bias.numpy())) == (0.0, 0.0)
+               for m in plain.task_models_)
+
+
 def test_sklearn_params_and_clone(small_binary_model):
     clf = DENClassifier(model=small_binary_model, finetune_epochs=3)
     assert clf.get_params()["finetune_epochs"] == 3

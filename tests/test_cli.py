@@ -66,6 +66,16 @@ def test_pretrain_then_predict(tmp_path, csv_tasks, capsys):
                           "--finetune-early-stopping-tolerance", "1e6"]) == 0
     assert main(common[:-3] + ["--out", str(frozen), "--variant", "no_finetune"]) == 0
     np.testing.assert_allclose(pd.read_csv(stopped)["proba_pos"], pd.read_csv(frozen)["proba_pos"], atol=1e-6)
+    # output scaling at the pre-trained PLFs: the same ranking through a fitted logit map
+    scaled = tmp_path / "scaled.csv"
+    assert main(common + ["--out", str(scaled), "--finetune-ensemble", "2",
+                          "--finetune-early-stopping-tolerance", "1e6", "--finetune-output-scaling"]) == 0
+    scaled_pos, frozen_pos = pd.read_csv(scaled)["proba_pos"], pd.read_csv(frozen)["proba_pos"]
+    assert not np.allclose(scaled_pos, frozen_pos, atol=1e-3)
+    logit = lambda p: np.log(p / (1 - p))  # noqa: E731
+    slope, intercept = np.polyfit(logit(frozen_pos), logit(scaled_pos), 1)
+    assert slope > 0
+    np.testing.assert_allclose(logit(scaled_pos), slope * logit(frozen_pos) + intercept, atol=1e-3)
 
 
 def test_errors_name_the_problem_and_write_nothing(tmp_path, csv_tasks, capsys):
@@ -106,3 +116,6 @@ def test_fine_tuning_defaults_agree_everywhere():
     assert args.finetune_epochs == params["finetune_epochs"] == config.epochs
     assert args.finetune_steps_per_epoch == params["finetune_steps_per_epoch"] == config.steps_per_epoch
     assert args.finetune_learning_rate == params["finetune_learning_rate"] == config.learning_rate
+    for name in ("ensemble", "early_stopping", "early_stopping_tolerance", "output_scaling",
+                 "output_scaling_learning_rate"):
+        assert getattr(args, f"finetune_{name}") == params[f"finetune_{name}"] == getattr(config, name), name

@@ -172,6 +172,58 @@ def test_finetuned_calibration_stays_a_valid_plf(small_binary_model, binary_task
     assert np.all(np.diff(out, axis=0) >= -1e-5)  # monotone
 
 
+def _halving_loss(tm, scale, bias, seed):
+    """Mean cross-entropy over 20 random halvings of the support set (embed one half, score
+    the other) with the output map exp(scale) * logit + bias."""
+    from den.train.episodes import halve_support
+
+    rng, u, y = np.random.default_rng(seed), tm.unit_support, tm.y_support
+    kernel, missing = tm.calibration_parameters()
+    losses = []
+    for _ in range(20):
+        embed, loss_rows = halve_support(y, rng)
+        losses.append(float(tm.den.calibration_gradients_fn(
+            tf.constant(u[loss_rows]), tf.constant(y[loss_rows]), tf.constant(u[embed]),
+            tf.constant(y[embed]), kernel, missing, tf.constant(tm.tuples),
+            tf.constant(2, tf.int32), tf.constant(scale), tf.constant(bias))[0]))
+    return np.mean(losses)
+
+
+def test_output_scaling_starts_from_a_platt_fit_and_predicts_through_the_learned_map(
+        small_binary_model, binary_task):
+    from den.train.finetune import platt_start
+
+    (xs, ys), (xq, _) = split(binary_task)
+    tm = TaskModel(small_binary_model, xs, ys)
+    scale, bias = platt_start(tm, np.arange(len(ys)), np.random.default_rng(0))
+    # the fitted map lowers the loss on fresh halvings, and it is not the identity
+    assert (scale, bias) != (0.0, 0.0)
+    assert _halving_loss(tm, scale, bias, seed=5) < _halving_loss(tm, 0.0, 0.0, seed=5)
+    # labels the features cannot explain: the fit flattens the logits to the floor scale
+    noise = np.random.default_rng(3).permutation(ys)
+    flat_scale, _ = platt_start(TaskModel(small_binary_model, xs, noise), np.arange(len(ys)),
+                                np.random.default_rng(0))
+    assert flat_scale < scale
+    before = small_binary_model.network.weights_dict()
+    finetune(tm, FinetuneConfig(epochs=2, steps_per_epoch=3, learning_rate=0.05, output_scaling=True))
+    assert all(np.array_equal(v, small_binary_model.network.weights_dict()[k]) for k, v in before.items())
+    s, b = float(tm.logit_scale.numpy()), float(tm.logit_bias.numpy())
+    assert (s, b) != (0.0, 0.0) and (s, b) != (scale, bias)  # started from the fit, then learned
+    scaled = tm.predict_logits(xq)
+    tm.logit_scale.assign(0.0)
+    tm.logit_bias.assign(0.0)
+    np.testing.assert_allclose(scaled, np.exp(s) * tm.predict_logits(xq) + b, rtol=1e-5, atol=1e-5)
+
+
+def test_output_scaling_needs_the_binary_head(small_multiclass_model):
+    task = make_task("mc", 120, 3, 3, seed=2)
+    tm = TaskModel(small_multiclass_model, task.x[:50], task.y[:50])
+    with pytest.raises(ValueError, match="output_scaling.*binary head.*multiclass"):
+        finetune(tm, FinetuneConfig(epochs=1, steps_per_epoch=1, output_scaling=True))
+    with pytest.raises(ValueError, match="output_scaling_learning_rate"):
+        FinetuneConfig(output_scaling_learning_rate=0)
+
+
 def test_model_without_calibration_ignores_finetuning(binary_tasks, binary_task):
     model = DEN(ModelConfig(use_calibration=False, **SMALL))
     (xs, ys), (xq, _) = split(binary_task)

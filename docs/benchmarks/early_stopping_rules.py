@@ -13,12 +13,17 @@ first of the benchmark's query rows) to keep the analysis near 25 minutes on 2 c
     python docs/benchmarks/early_stopping_rules.py collect dev_a OUT &
     python docs/benchmarks/early_stopping_rules.py collect dev_b OUT
     python docs/benchmarks/early_stopping_rules.py summarise OUT
+    # repeated cross-validation: a second fold split of the same splits, then both
+    python docs/benchmarks/early_stopping_rules.py collect dev_a OUT2 1000 &
+    python docs/benchmarks/early_stopping_rules.py collect dev_b OUT2 1000
+    python docs/benchmarks/early_stopping_rules.py summarise OUT OUT2
 
 The "out-of-fold AUC" rule scores support rows with the model of the run that did not train
 on them, but that model's embedding still includes them (it is built from all support rows),
 which flatters that rule a little.
 """
 
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -66,9 +71,12 @@ def development_splits(experiment: str, out: Path, suffix: str):
             print(f"{dataset} repeat {repeat}: {time.time() - start:.0f} s", flush=True)
 
 
-def collect(experiment: str, out: Path) -> None:
+def collect(experiment: str, out: Path, seed_offset: int = 0) -> None:
+    """Record the splits of ``experiment`` under ``out``; ``seed_offset`` shifts the
+    fine-tuning seed (fold split and halvings) to record a second, independent fold split."""
     model = load_model(ROOT / "results" / "models" / experiment / "base" / "plf" / "all.npz", {"kind": "den"})
     for path, task, finetune, support, query, rows in development_splits(experiment, out, ".npz"):
+        finetune = dataclasses.replace(finetune, seed=finetune.seed + seed_offset)
         xs, ys = task.x[support], task.y[support]
         models, _, held_out, snapshots = cross_validated_runs(model, xs, ys, task.n_classes, finetune,
                                                               x_unlabeled=task.x[query])
@@ -87,8 +95,22 @@ def collect(experiment: str, out: Path) -> None:
         np.savez(path, held_out=held_out, qp=query_proba, oof=out_of_fold, yq=task.y[rows], ys=ys)
 
 
-def summarise(out: Path) -> pd.DataFrame:
-    """Mean query AUC per set (over repeats) of each rule, and the mean over sets."""
+def _platt_scaled_loss(proba: np.ndarray, y: np.ndarray) -> float:
+    """Log loss of (n,) probabilities after the best logistic map a * logit + b (fitted on the
+    same rows): how well they rank, whatever their scale."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import log_loss
+
+    logit = np.log(np.clip(proba, 1e-6, 1 - 1e-6) / np.clip(1 - proba, 1e-6, 1))[:, None]
+    fitted = LogisticRegression(C=1e6).fit(logit, y)
+    return float(log_loss(y, fitted.predict_proba(logit)[:, 1]))
+
+
+def summarise(out: Path, second: Path | None = None) -> pd.DataFrame:
+    """Mean query AUC per set (over repeats) of each rule, and the mean over sets. With
+    ``second`` (records of the same splits with another fold split, ``collect`` with a seed
+    offset) also repeated cross-validation: the epoch of the lowest held-out loss over both
+    splits' folds, both splits' runs averaged."""
     from sklearn.metrics import roc_auc_score
 
     rows = []
@@ -100,21 +122,32 @@ def summarise(out: Path) -> pd.DataFrame:
         epochs = range(held_out.shape[1])
         query_auc = [roc_auc_score(data["yq"], ensemble[e]) for e in epochs]
         oof_auc = [roc_auc_score(data["ys"], data["oof"][e]) for e in epochs]
+        platt_loss = [_platt_scaled_loss(data["oof"][e], data["ys"]) for e in epochs]
+        chosen = choose_epoch(held_out)
+        with_pretrained = 0.8 * ensemble[chosen] + 0.2 * ensemble[0]
         rows.append({"dataset": dataset, "repeat": int(repeat),
                      "pre-trained (epoch 0)": query_auc[0],
-                     "lowest held-out loss": query_auc[choose_epoch(held_out)],
+                     "lowest held-out loss": query_auc[chosen],
                      "one-standard-error rule": query_auc[choose_epoch(held_out, 1.0)],
                      "highest out-of-fold AUC": query_auc[int(np.argmax(oof_auc))],
+                     "lowest Platt-scaled out-of-fold loss": query_auc[int(np.argmin(platt_loss))],
+                     "0.8 lowest held-out loss + 0.2 pre-trained": roc_auc_score(data["yq"], with_pretrained),
                      "best epoch in hindsight": max(query_auc)})
+        if second is not None:
+            other = np.load(second / path.name)
+            both = choose_epoch(np.vstack([held_out, other["held_out"]]))
+            rows[-1]["lowest held-out loss, two fold splits"] = roc_auc_score(
+                data["yq"], ensemble[both] + other["qp"][both].mean(axis=0))
     per_set = pd.DataFrame(rows).groupby("dataset").mean().drop(columns="repeat")
     per_set.loc["Mean"] = per_set.mean()
     return per_set
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["collect"] and len(sys.argv) == 4:
-        collect(sys.argv[2], Path(sys.argv[3]))
-    elif sys.argv[1:2] == ["summarise"] and len(sys.argv) == 3:
-        print(summarise(Path(sys.argv[2])).round(3).to_string())
+    if sys.argv[1:2] == ["collect"] and len(sys.argv) in (4, 5):
+        collect(sys.argv[2], Path(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) == 5 else 0)
+    elif sys.argv[1:2] == ["summarise"] and len(sys.argv) in (3, 4):
+        print(summarise(Path(sys.argv[2]), Path(sys.argv[3]) if len(sys.argv) == 4 else None)
+              .round(3).to_string())
     else:
         sys.exit(__doc__)

@@ -51,7 +51,8 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
             fine-tuning). A model pre-trained with ``use_calibration=False`` gives "DEN w/o
             PLF w/o fine-tuning" whatever the variant.
         finetune_epochs, finetune_steps_per_epoch, finetune_learning_rate, finetune_ensemble,
-        finetune_early_stopping, finetune_early_stopping_tolerance: see
+        finetune_early_stopping, finetune_early_stopping_tolerance, finetune_output_scaling,
+        finetune_output_scaling_learning_rate: see
             ``den.train.finetune.FinetuneConfig``
             (``finetune_ensemble`` = k fine-tuning runs whose predictions are averaged;
             ``finetune_early_stopping`` chooses the epochs by k-fold cross-validation on the
@@ -74,7 +75,9 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
                  finetune_steps_per_epoch: int = 10, finetune_learning_rate: float = 0.001,
                  chunk_rows: int | None = None, min_support_rows: int = 10, seed: int = 0,
                  finetune_ensemble: int = 1, finetune_early_stopping: bool = False,
-                 finetune_early_stopping_tolerance: float = 0.0):
+                 finetune_early_stopping_tolerance: float = 0.0,
+                 finetune_output_scaling: bool = False,
+                 finetune_output_scaling_learning_rate: float = 0.1):
         self.model = model
         self.variant = variant
         self.finetune_epochs = finetune_epochs
@@ -86,6 +89,8 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         self.finetune_ensemble = finetune_ensemble
         self.finetune_early_stopping = finetune_early_stopping
         self.finetune_early_stopping_tolerance = finetune_early_stopping_tolerance
+        self.finetune_output_scaling = finetune_output_scaling
+        self.finetune_output_scaling_learning_rate = finetune_output_scaling_learning_rate
 
     def fit(self, X, y, X_unlabeled=None) -> DENClassifier:
         """Fine-tune on the support set (X, y).
@@ -131,7 +136,9 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
                                     learning_rate=self.finetune_learning_rate, seed=self.seed,
                                     ensemble=self.finetune_ensemble,
                                     early_stopping=self.finetune_early_stopping,
-                                    early_stopping_tolerance=self.finetune_early_stopping_tolerance)
+                                    early_stopping_tolerance=self.finetune_early_stopping_tolerance,
+                                    output_scaling=self.finetune_output_scaling,
+                                    output_scaling_learning_rate=self.finetune_output_scaling_learning_rate)
         task_models, losses = fine_tuned_models(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
         self.encoder_ = encoder
         self.classes_ = classes

@@ -42,6 +42,12 @@ def _add_finetune_options(parser):
                        help="with --finetune-early-stopping, keep the earliest epoch within SE "
                             "standard errors of the best one (1: a paired one-standard-error rule; "
                             "default: 0, the best epoch)")
+    group.add_argument("--finetune-output-scaling", action="store_true",
+                       help="binary tasks: also learn a logit scale and bias, started from a Platt "
+                            "fit of the pre-trained model's logits, so fine-tuning answers to "
+                            "ranking (default: off, as in the paper)")
+    group.add_argument("--finetune-output-scaling-learning-rate", type=float, default=0.1,
+                       metavar="LR", help="learning rate of that scale and bias (default: 0.1)")
     group.add_argument("--seed", type=int, default=0, help="seed of fine-tuning (default: 0)")
 
 
@@ -138,7 +144,9 @@ def _predict(args) -> None:
                         min_support_rows=args.min_support_rows, seed=args.seed,
                         finetune_ensemble=args.finetune_ensemble,
                         finetune_early_stopping=args.finetune_early_stopping,
-                        finetune_early_stopping_tolerance=args.finetune_early_stopping_tolerance)
+                        finetune_early_stopping_tolerance=args.finetune_early_stopping_tolerance,
+                        finetune_output_scaling=args.finetune_output_scaling,
+                        finetune_output_scaling_learning_rate=args.finetune_output_scaling_learning_rate)
     clf.fit(features, labels, X_unlabeled=query_features)
     proba = clf.predict_proba(query_features)
     out = pd.DataFrame({"prediction": clf.classes_[proba.argmax(axis=1)]})

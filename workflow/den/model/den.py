@@ -118,17 +118,21 @@ class DEN:
                                       tf.TensorSpec([None], tf.int32), _F32,
                                       tf.TensorSpec([None], tf.float32),
                                       tf.TensorSpec([None, None], tf.int32),
-                                      tf.TensorSpec([], tf.int32)], reduce_retracing=True)
+                                      tf.TensorSpec([], tf.int32), tf.TensorSpec([], tf.float32),
+                                      tf.TensorSpec([], tf.float32)], reduce_retracing=True)
         def calibration_gradients(unit_query, y_query, unit_support, y_support, kernel,
-                                  missing_output, tuples, n_classes):
+                                  missing_output, tuples, n_classes, logit_scale, logit_bias):
             with tf.GradientTape() as tape:
-                tape.watch([kernel, missing_output])
+                tape.watch([kernel, missing_output, logit_scale, logit_bias])
                 z_q = self.transform(unit_query, kernel, missing_output)
                 z_s = self.transform(unit_support, kernel, missing_output)
                 logits = net.logits(z_q, z_s, y_support, tuples, n_classes)
+                if binary:
+                    logits = tf.exp(logit_scale) * logits + logit_bias
                 loss = self.loss(logits, y_query, n_classes)
-            grads = tape.gradient(loss, [kernel, missing_output])
-            return loss, grads[0], grads[1]
+            grads = tape.gradient(loss, [kernel, missing_output, logit_scale, logit_bias],
+                                  unconnected_gradients=tf.UnconnectedGradients.ZERO)
+            return loss, grads[0], grads[1], grads[2], grads[3]
 
         self.context_fn = context
         self.query_fn = query

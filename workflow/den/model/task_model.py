@@ -39,6 +39,9 @@ class TaskModel:
         tuples: (T, r) int32 feature tuples of this task.
         finetune_epochs: epochs of fine-tuning the calibration has had (0: pre-trained
             PLFs; with early stopping, the epoch cross-validation chose).
+        logit_scale, logit_bias: scalar variables s and b of the binary head's output map
+            logit -> exp(s) * logit + b; 0 and 0 (the identity, the paper) unless fine-tuning
+            learns them (``FinetuneConfig.output_scaling``).
     """
 
     def __init__(self, den: DEN, x_support: np.ndarray, y_support: np.ndarray,
@@ -81,6 +84,8 @@ class TaskModel:
         self.calibration = den.new_calibration(x_support.shape[1])
         self.tuples = den.tuples(x_support.shape[1])
         self.finetune_epochs = 0
+        self.logit_scale = tf.Variable(0.0, dtype=tf.float32, name="logit_scale")
+        self.logit_bias = tf.Variable(0.0, dtype=tf.float32, name="logit_bias")
         self._context = None
 
     @property
@@ -90,6 +95,12 @@ class TaskModel:
     def calibration_parameters(self):
         """(kernel (K, d), missing_output (d,)) tensors of the task's calibration."""
         return self.calibration.parameters()
+
+    @property
+    def finetuned_variables(self) -> list:
+        """What fine-tuning may change: the calibration's kernel and missing-value outputs,
+        then ``logit_scale`` and ``logit_bias``."""
+        return [*self.calibration.variables_to_train, self.logit_scale, self.logit_bias]
 
     def invalidate(self) -> None:
         """Forget the cached support context (call after the calibration changes)."""
@@ -134,6 +145,8 @@ class TaskModel:
             logits = self.den.query_fn(tf.constant(unit), kernel, missing, bias, prototypes,
                                        present, tuples).numpy()
             out[start:start + len(unit)] = logits if binary else logits[:, :self.n_classes]
+        if binary:
+            out = np.float32(np.exp(self.logit_scale.numpy())) * out + np.float32(self.logit_bias.numpy())
         return out
 
     def predict_proba(self, x_query: np.ndarray, chunk_rows: int | None = None) -> np.ndarray:

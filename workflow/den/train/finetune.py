@@ -37,6 +37,13 @@ class FinetuneConfig:
             ``epochs``.
         early_stopping_tolerance: with ``early_stopping``, keep the earliest epoch within
             this many standard errors of the best one (``choose_epoch``); 0 keeps the best.
+        output_scaling: also learn the binary head's output map logit -> exp(s) * logit + b
+            (``TaskModel.logit_scale``/``logit_bias``), started from a Platt fit of the
+            pre-trained model's logits on the training rows (``platt_start``), so that
+            the PLFs (and early stopping's held-out loss) answer to how the rows are ranked
+            rather than to how confident the pre-trained model happens to be. False is the
+            paper; the multiclass head has no such map.
+        output_scaling_learning_rate: Adam's learning rate for s and b.
     """
 
     epochs: int = 10
@@ -46,6 +53,8 @@ class FinetuneConfig:
     ensemble: int = 1
     early_stopping: bool = False
     early_stopping_tolerance: float = 0.0
+    output_scaling: bool = False
+    output_scaling_learning_rate: float = 0.1
 
     def __post_init__(self):
         if self.ensemble < 1:
@@ -61,6 +70,9 @@ class FinetuneConfig:
                              f"{self.early_stopping_tolerance}")
         if not self.learning_rate > 0:
             raise ValueError(f"fine-tuning learning_rate must be > 0, got {self.learning_rate}")
+        if not self.output_scaling_learning_rate > 0:
+            raise ValueError("fine-tuning output_scaling_learning_rate must be > 0, got "
+                             f"{self.output_scaling_learning_rate}")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -94,6 +106,9 @@ def _finetune_rows(task_model: TaskModel, config: FinetuneConfig,
     den = task_model.den
     if not den.config.use_calibration or config.epochs == 0:
         return [], [], []
+    if config.output_scaling and den.config.head != "binary":
+        raise ValueError("fine-tuning output_scaling learns the binary head's logit scale and "
+                         f"bias; this model has the {den.config.head} head (set it to false)")
     rng = np.random.default_rng(config.seed)
     variables = task_model.calibration.variables_to_train
     optimizer = tf_keras.optimizers.Adam(learning_rate=config.learning_rate)
@@ -102,6 +117,13 @@ def _finetune_rows(task_model: TaskModel, config: FinetuneConfig,
     u, y = task_model.unit_support[rows], task_model.y_support[rows]
     tuples = tf.constant(task_model.tuples)
     n_classes = tf.constant(task_model.n_classes, tf.int32)
+    scale, bias = task_model.logit_scale, task_model.logit_bias
+    if config.output_scaling:
+        start_scale, start_bias = platt_start(task_model, rows, np.random.default_rng([config.seed, 1]))
+        scale.assign(start_scale)
+        bias.assign(start_bias)
+        output_optimizer = tf_keras.optimizers.Adam(learning_rate=config.output_scaling_learning_rate)
+        output_optimizer.build([scale, bias])
     losses, held_out, snapshots = [], [], []
 
     def validate():
@@ -109,9 +131,9 @@ def _finetune_rows(task_model: TaskModel, config: FinetuneConfig,
         loss = den.calibration_gradients_fn(
             tf.constant(task_model.unit_support[validation_rows]),
             tf.constant(task_model.y_support[validation_rows]), tf.constant(u), tf.constant(y),
-            kernel, missing, tuples, n_classes)[0]
+            kernel, missing, tuples, n_classes, scale, bias)[0]
         held_out.append(float(loss))
-        snapshots.append([v.numpy() for v in variables])
+        snapshots.append([v.numpy() for v in task_model.finetuned_variables])
 
     if validation_rows is not None:
         validate()
@@ -120,17 +142,57 @@ def _finetune_rows(task_model: TaskModel, config: FinetuneConfig,
         if len(loss_rows) == 0:
             embed_rows = loss_rows = np.arange(len(y))
         kernel, missing = task_model.calibration_parameters()
-        loss, grad_kernel, grad_missing = den.calibration_gradients_fn(
+        loss, grad_kernel, grad_missing, grad_scale, grad_bias = den.calibration_gradients_fn(
             tf.constant(u[loss_rows]), tf.constant(y[loss_rows]), tf.constant(u[embed_rows]),
-            tf.constant(y[embed_rows]), kernel, missing, tuples, n_classes)
+            tf.constant(y[embed_rows]), kernel, missing, tuples, n_classes, scale, bias)
         # The lattice layer stores missing outputs as (1, d).
         optimizer.apply_gradients(zip([grad_kernel, grad_missing[None, :]], variables))
+        if config.output_scaling:
+            output_optimizer.apply_gradients(zip([grad_scale, grad_bias], [scale, bias]))
         losses.append(float(loss))
         if validation_rows is not None and (step + 1) % config.steps_per_epoch == 0:
             validate()
     task_model.finetune_epochs += config.epochs
     task_model.invalidate()
     return losses, held_out, snapshots
+
+
+PLATT_HALVINGS = 10
+PLATT_MIN_SCALE = 0.05
+
+
+def platt_start(task_model: TaskModel, rows: np.ndarray, rng: np.random.Generator
+                ) -> tuple[float, float]:
+    """Starting (s, b) of ``output_scaling``: the logistic fit y ~ a * logit + b (nearly
+    unregularised) of the binary logits the model gives the support rows ``rows`` over
+    ``PLATT_HALVINGS`` random halvings of them (embed one half, score the other, as in a
+    fine-tuning step), with s = log(max(a, ``PLATT_MIN_SCALE``)): a pre-trained model that
+    ranks the rows backwards or not at all starts nearly flat instead of inverted.
+
+    Returns:
+        (s, b) as floats.
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    den = task_model.den
+    u, y = task_model.unit_support[rows], task_model.y_support[rows]
+    kernel, missing = task_model.calibration_parameters()
+    tuples, n_classes = tf.constant(task_model.tuples), tf.constant(task_model.n_classes, tf.int32)
+    logits, labels = [], []
+    for _ in range(PLATT_HALVINGS):
+        embed_rows, loss_rows = halve_support(y, rng)
+        if len(loss_rows) == 0:
+            embed_rows = loss_rows = np.arange(len(y))
+        bias, prototypes, present = den.context_fn(tf.constant(u[embed_rows]), tf.constant(y[embed_rows]),
+                                                   kernel, missing, tuples, n_classes)
+        logits.append(den.query_fn(tf.constant(u[loss_rows]), kernel, missing, bias, prototypes,
+                                   present, tuples).numpy())
+        labels.append(y[loss_rows])
+    logits, labels = np.concatenate(logits)[:, None], np.concatenate(labels)
+    if len(np.unique(labels)) < 2:
+        return 0.0, 0.0
+    fit = LogisticRegression(C=1e4).fit(logits, labels)
+    return float(np.log(max(fit.coef_[0, 0], PLATT_MIN_SCALE))), float(fit.intercept_[0])
 
 
 def stratified_folds(y: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -247,7 +309,7 @@ def restore_epoch(task_models: list[TaskModel], snapshots: list[list[list[np.nda
                   epoch: int) -> None:
     """Set each task model's calibration to its snapshot of ``epoch`` (``cross_validated_runs``)."""
     for task_model, kept in zip(task_models, snapshots):
-        for variable, value in zip(task_model.calibration.variables_to_train, kept[epoch]):
+        for variable, value in zip(task_model.finetuned_variables, kept[epoch]):
             variable.assign(value)
         task_model.finetune_epochs = epoch
         task_model.invalidate()
