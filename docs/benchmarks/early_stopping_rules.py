@@ -13,16 +13,20 @@ first of the benchmark's query rows) to keep the analysis near 25 minutes on 2 c
     python docs/benchmarks/early_stopping_rules.py collect dev_a OUT &
     python docs/benchmarks/early_stopping_rules.py collect dev_b OUT
     python docs/benchmarks/early_stopping_rules.py summarise OUT
-    # repeated cross-validation: a second fold split of the same splits, then both
-    python docs/benchmarks/early_stopping_rules.py collect dev_a OUT2 1000 &
-    python docs/benchmarks/early_stopping_rules.py collect dev_b OUT2 1000
-    python docs/benchmarks/early_stopping_rules.py summarise OUT OUT2
+    # repeated cross-validation: a second fold split of the same splits
+    python docs/benchmarks/early_stopping_rules.py collect dev_a OUT2 --seed-offset 1000 &
+    python docs/benchmarks/early_stopping_rules.py collect dev_b OUT2 --seed-offset 1000
+    # fine-tuning with a learned output map (finetune.output_scaling)
+    python docs/benchmarks/early_stopping_rules.py collect dev_a OUT3 --output-scaling &
+    python docs/benchmarks/early_stopping_rules.py collect dev_b OUT3 --output-scaling
+    python docs/benchmarks/early_stopping_rules.py summarise OUT --second OUT2 --scaled OUT3
 
 The "out-of-fold AUC" rule scores support rows with the model of the run that did not train
 on them, but that model's embedding still includes them (it is built from all support rows),
 which flatters that rule a little.
 """
 
+import argparse
 import dataclasses
 import sys
 import time
@@ -71,12 +75,14 @@ def development_splits(experiment: str, out: Path, suffix: str):
             print(f"{dataset} repeat {repeat}: {time.time() - start:.0f} s", flush=True)
 
 
-def collect(experiment: str, out: Path, seed_offset: int = 0) -> None:
+def collect(experiment: str, out: Path, seed_offset: int = 0, output_scaling: bool = False) -> None:
     """Record the splits of ``experiment`` under ``out``; ``seed_offset`` shifts the
-    fine-tuning seed (fold split and halvings) to record a second, independent fold split."""
+    fine-tuning seed (fold split and halvings) to record a second, independent fold split;
+    ``output_scaling`` fine-tunes with ``FinetuneConfig.output_scaling``."""
     model = load_model(ROOT / "results" / "models" / experiment / "base" / "plf" / "all.npz", {"kind": "den"})
     for path, task, finetune, support, query, rows in development_splits(experiment, out, ".npz"):
-        finetune = dataclasses.replace(finetune, seed=finetune.seed + seed_offset)
+        finetune = dataclasses.replace(finetune, seed=finetune.seed + seed_offset,
+                                       output_scaling=output_scaling)
         xs, ys = task.x[support], task.y[support]
         models, _, held_out, snapshots = cross_validated_runs(model, xs, ys, task.n_classes, finetune,
                                                               x_unlabeled=task.x[query])
@@ -106,11 +112,12 @@ def _platt_scaled_loss(proba: np.ndarray, y: np.ndarray) -> float:
     return float(log_loss(y, fitted.predict_proba(logit)[:, 1]))
 
 
-def summarise(out: Path, second: Path | None = None) -> pd.DataFrame:
+def summarise(out: Path, second: Path | None = None, scaled: Path | None = None) -> pd.DataFrame:
     """Mean query AUC per set (over repeats) of each rule, and the mean over sets. With
     ``second`` (records of the same splits with another fold split, ``collect`` with a seed
     offset) also repeated cross-validation: the epoch of the lowest held-out loss over both
-    splits' folds, both splits' runs averaged."""
+    splits' folds, both splits' runs averaged; with ``scaled`` (``collect`` with output
+    scaling) the lowest-held-out-loss epoch of fine-tuning with a learned output map."""
     from sklearn.metrics import roc_auc_score
 
     rows = []
@@ -138,16 +145,34 @@ def summarise(out: Path, second: Path | None = None) -> pd.DataFrame:
             both = choose_epoch(np.vstack([held_out, other["held_out"]]))
             rows[-1]["lowest held-out loss, two fold splits"] = roc_auc_score(
                 data["yq"], ensemble[both] + other["qp"][both].mean(axis=0))
+        if scaled is not None:
+            other = np.load(scaled / path.name)
+            rows[-1]["output scaling, lowest held-out loss"] = roc_auc_score(
+                data["yq"], other["qp"][choose_epoch(other["held_out"])].mean(axis=0))
     per_set = pd.DataFrame(rows).groupby("dataset").mean().drop(columns="repeat")
     per_set.loc["Mean"] = per_set.mean()
     return per_set
 
 
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["collect"] and len(sys.argv) in (4, 5):
-        collect(sys.argv[2], Path(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) == 5 else 0)
-    elif sys.argv[1:2] == ["summarise"] and len(sys.argv) in (3, 4):
-        print(summarise(Path(sys.argv[2]), Path(sys.argv[3]) if len(sys.argv) == 4 else None)
-              .round(3).to_string())
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    recording = commands.add_parser("collect", help="record one development half's splits")
+    recording.add_argument("experiment", choices=["dev_a", "dev_b"])
+    recording.add_argument("out", type=Path)
+    recording.add_argument("--seed-offset", type=int, default=0, help="shift the fine-tuning seed")
+    recording.add_argument("--output-scaling", action="store_true", help="fine-tune with output scaling")
+    summary = commands.add_parser("summarise", help="mean query AUC of each rule per set")
+    summary.add_argument("out", type=Path)
+    summary.add_argument("--second", type=Path, help="records of a second fold split")
+    summary.add_argument("--scaled", type=Path, help="records of fine-tuning with output scaling")
+    args = parser.parse_args(argv)
+    if args.command == "collect":
+        collect(args.experiment, args.out, args.seed_offset, args.output_scaling)
     else:
-        sys.exit(__doc__)
+        print(summarise(args.out, args.second, args.scaled).round(3).to_string())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

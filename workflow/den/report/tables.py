@@ -100,10 +100,12 @@ def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str
 
 
 def _dataset_grid(per_dataset: pd.DataFrame, methods: list[str]):
-    """Means, standard errors, the bold mask (row best) and "datasets won" of a per-dataset table."""
+    """Means, standard errors, the bold mask (row best) and "datasets won" of a per-dataset table.
+    The best is judged on the means as printed (2 decimals): equal as shown counts for each."""
     means = per_dataset.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
     ses = per_dataset.pivot(index="dataset", columns="method", values="se").reindex(columns=methods)
-    best = means.eq(means.max(axis=1), axis=0)
+    shown = means.round(2)
+    best = shown.eq(shown.max(axis=1), axis=0)
     return means, ses, best, best.sum(axis=0)
 
 
