@@ -183,10 +183,9 @@ def platt_start(task_model: TaskModel, rows: np.ndarray, rng: np.random.Generato
         embed_rows, loss_rows = halve_support(y, rng)
         if len(loss_rows) == 0:
             embed_rows = loss_rows = np.arange(len(y))
-        bias, prototypes, present = den.context_fn(tf.constant(u[embed_rows]), tf.constant(y[embed_rows]),
-                                                   kernel, missing, tuples, n_classes)
-        logits.append(den.query_fn(tf.constant(u[loss_rows]), kernel, missing, bias, prototypes,
-                                   present, tuples).numpy())
+        context = den.context_fn(tf.constant(u[embed_rows]), tf.constant(y[embed_rows]), kernel,
+                                 missing, tuples, n_classes)
+        logits.append(den.query_fn(tf.constant(u[loss_rows]), kernel, missing, *context, tuples).numpy())
         labels.append(y[loss_rows])
     logits, labels = np.concatenate(logits)[:, None], np.concatenate(labels)
     if len(np.unique(labels)) < 2:
@@ -214,8 +213,9 @@ def fine_tuned_models(den, x_support: np.ndarray, y_support: np.ndarray, n_class
     """``config.ensemble`` task models of one support set, each fine-tuned (``finetune``) with
     halving seed ``config.seed + j``; None gives one model left at the pre-trained PLFs (DEN
     w/o fine-tuning), and so does a config that cannot change them (``epochs`` 0 or a model
-    without calibration), or early stopping that keeps epoch 0: k copies would be identical
-    and cost k predictions.
+    without calibration), or early stopping that keeps epoch 0: k copies would rank
+    identically (with ``output_scaling`` each keeps its own Platt map, a monotone change of
+    its logits) and cost k predictions.
 
     Args:
         den: the pre-trained ``DEN``.
@@ -246,12 +246,12 @@ def mean_proba(task_models: list[TaskModel], x_query: np.ndarray,
 def _early_stopped_models(den, x_support, y_support, n_classes, config, x_unlabeled):
     """``fine_tuned_models`` with ``config.early_stopping``: one run per fold, all stopped at
     the epoch ``choose_epoch`` picks from the folds' held-out losses. Epoch 0 returns one
-    model (DEN w/o fine-tuning: the k runs would be identical) and every run's losses."""
+    model (DEN w/o fine-tuning: the k runs would rank identically) and every run's losses."""
     models, losses, held_out, snapshots = cross_validated_runs(
         den, x_support, y_support, n_classes, config, x_unlabeled)
     epoch = choose_epoch(held_out, config.early_stopping_tolerance)
     restore_epoch(models, snapshots, epoch)
-    if epoch == 0:  # every run is back at the pre-trained PLFs: one of them predicts the same
+    if epoch == 0:  # every run is back at the pre-trained PLFs: one of them ranks the same
         models = models[:1]
     return models, losses
 
@@ -307,7 +307,8 @@ def choose_epoch(held_out: np.ndarray, tolerance: float = 0.0) -> int:
 
 def restore_epoch(task_models: list[TaskModel], snapshots: list[list[list[np.ndarray]]],
                   epoch: int) -> None:
-    """Set each task model's calibration to its snapshot of ``epoch`` (``cross_validated_runs``)."""
+    """Set each task model's calibration and output map (``TaskModel.finetuned_variables``)
+    to its snapshot of ``epoch`` (``cross_validated_runs``)."""
     for task_model, kept in zip(task_models, snapshots):
         for variable, value in zip(task_model.finetuned_variables, kept[epoch]):
             variable.assign(value)
