@@ -199,7 +199,7 @@ def test_output_scaling_starts_from_a_platt_fit_and_predicts_through_the_learned
     # the fitted map lowers the loss on fresh halvings, and it is not the identity
     assert (scale, bias) != (0.0, 0.0)
     assert _halving_loss(tm, scale, bias, seed=5) < _halving_loss(tm, 0.0, 0.0, seed=5)
-    # labels the features cannot explain: the fit flattens the logits to the floor scale
+    # labels the features cannot explain: a flatter map
     noise = np.random.default_rng(3).permutation(ys)
     flat_scale, _ = platt_start(TaskModel(small_binary_model, xs, noise), np.arange(len(ys)),
                                 np.random.default_rng(0))
@@ -208,11 +208,28 @@ def test_output_scaling_starts_from_a_platt_fit_and_predicts_through_the_learned
     finetune(tm, FinetuneConfig(epochs=2, steps_per_epoch=3, learning_rate=0.05, output_scaling=True))
     assert all(np.array_equal(v, small_binary_model.network.weights_dict()[k]) for k, v in before.items())
     s, b = float(tm.logit_scale.numpy()), float(tm.logit_bias.numpy())
-    assert (s, b) != (0.0, 0.0) and (s, b) != (scale, bias)  # started from the fit, then learned
+    assert (s, b) != (0.0, 0.0)
     scaled = tm.predict_logits(xq)
     tm.logit_scale.assign(0.0)
     tm.logit_bias.assign(0.0)
     np.testing.assert_allclose(scaled, np.exp(s) * tm.predict_logits(xq) + b, rtol=1e-5, atol=1e-5)
+
+
+def test_output_scaling_runs_start_from_their_own_training_rows_platt_fit(small_binary_model, binary_task):
+    """Each cross-validated run's epoch-0 snapshot holds platt_start of its training folds
+    (seed ``seed + j``, generator ``[seed + j, 1]``); later epochs move the map."""
+    from den.train.finetune import cross_validated_runs, platt_start, stratified_folds
+
+    (xs, ys), _ = split(binary_task)
+    config = FinetuneConfig(epochs=2, steps_per_epoch=2, learning_rate=0.05, seed=3, ensemble=2,
+                            early_stopping=True, output_scaling=True)
+    _, _, _, snapshots = cross_validated_runs(small_binary_model, xs, ys, 2, config)
+    folds = stratified_folds(ys, 2, np.random.default_rng(3))
+    for j, kept in enumerate(snapshots):
+        expected = platt_start(TaskModel(small_binary_model, xs, ys), np.nonzero(folds != j)[0],
+                               np.random.default_rng([3 + j, 1]))
+        np.testing.assert_allclose([kept[0][-2], kept[0][-1]], expected, rtol=1e-5)
+        assert not np.allclose([kept[-1][-2], kept[-1][-1]], expected)
 
 
 def test_output_scaling_needs_the_binary_head(small_multiclass_model):

@@ -93,7 +93,7 @@ def collect(experiment: str, out: Path, seed_offset: int = 0, output_scaling: bo
         for epoch in range(epochs):
             restore_epoch(models, snapshots, epoch)
             for j, task_model in enumerate(models):
-                if epoch == 0 and j > 0:  # every run starts from the same pre-trained PLFs
+                if epoch == 0 and j > 0:  # the runs start from the same PLFs: DEN keeps run 0
                     query_proba[epoch, j] = query_proba[epoch, 0]
                 else:
                     query_proba[epoch, j] = task_model.predict_proba(task.x[rows])[:, 1]
