@@ -21,6 +21,16 @@ first of the benchmark's query rows) to keep the analysis near 25 minutes on 2 c
     python docs/benchmarks/early_stopping_rules.py collect dev_b OUT3 --output-scaling
     python docs/benchmarks/early_stopping_rules.py summarise OUT --second OUT2 --scaled OUT3
 
+The same records of the benchmark table ``local`` itself (leave-one-dataset-out: each set with
+the model pre-trained on the other 15, results/models/local/base/plf/<set>.npz; about 15
+minutes as two processes):
+
+    python docs/benchmarks/early_stopping_rules.py collect local LOCAL --datasets adult churn \
+        cleve irish phoneme australian breast_w credit_g &
+    python docs/benchmarks/early_stopping_rules.py collect local LOCAL --datasets heart_statlog \
+        fri_c3_250_10 fri_c2_250_25 cpu_act ada_prior sylvine default_credit_card wholesale_customers
+    python docs/benchmarks/early_stopping_rules.py summarise LOCAL
+
 The "out-of-fold AUC" rule scores support rows with the model of the run that did not train
 on them, but that model's embedding still includes them (it is built from all support rows),
 which flatters that rule a little.
@@ -53,17 +63,22 @@ from den.train.finetune import (  # noqa: E402
 QUERY_ROWS = 3000
 
 
-def development_splits(experiment: str, out: Path, suffix: str):
-    """The benchmark's (dataset, repeat) splits of one development half not yet recorded under
-    ``out``: yields (record path, task, fine-tuning settings with the split's seed, support
-    rows, query rows, the first ``QUERY_ROWS`` query rows)."""
+def development_splits(experiment: str, out: Path, suffix: str, datasets: list[str] | None = None):
+    """The benchmark's (dataset, repeat) splits of one development half (or of the benchmark
+    table ``local`` itself), optionally only ``datasets``, not yet recorded under ``out``:
+    yields (record path, task, fine-tuning settings with the split's seed, support rows, query
+    rows, the first ``QUERY_ROWS`` query rows)."""
     config = {**yaml.safe_load((ROOT / "config" / "config.yaml").read_text()),
               **yaml.safe_load((ROOT / "config" / "local-copies.yaml").read_text())}
-    spec = yaml.safe_load((ROOT / "config" / "local-copies-dev.yaml").read_text())["experiments"][experiment]
+    specs = config["experiments"] if experiment == "local" else \
+        yaml.safe_load((ROOT / "config" / "local-copies-dev.yaml").read_text())["experiments"]
+    spec = specs[experiment]
     settings = {key: value for key, value in config["finetune"].items() if key != "early_stopping_tolerance"}
     out.mkdir(parents=True, exist_ok=True)
     for repeat in range(spec["repeats"]):
         for dataset in spec["datasets"]:
+            if datasets and dataset not in datasets:
+                continue
             path = out / f"{experiment}_{dataset}_{repeat}{suffix}"
             if path.exists():
                 continue
@@ -75,12 +90,16 @@ def development_splits(experiment: str, out: Path, suffix: str):
             print(f"{dataset} repeat {repeat}: {time.time() - start:.0f} s", flush=True)
 
 
-def collect(experiment: str, out: Path, seed_offset: int = 0, output_scaling: bool = False) -> None:
+def collect(experiment: str, out: Path, seed_offset: int = 0, output_scaling: bool = False,
+            datasets: list[str] | None = None) -> None:
     """Record the splits of ``experiment`` under ``out``; ``seed_offset`` shifts the
     fine-tuning seed (fold split and halvings) to record a second, independent fold split;
     ``output_scaling`` fine-tunes with ``FinetuneConfig.output_scaling``."""
-    model = load_model(ROOT / "results" / "models" / experiment / "base" / "plf" / "all.npz", {"kind": "den"})
-    for path, task, finetune, support, query, rows in development_splits(experiment, out, ".npz"):
+    model_dir = ROOT / "results" / "models" / experiment / "base" / "plf"
+    model = None if experiment == "local" else load_model(model_dir / "all.npz", {"kind": "den"})
+    for path, task, finetune, support, query, rows in development_splits(experiment, out, ".npz", datasets):
+        if experiment == "local":  # leave-one-dataset-out: the model pre-trained without this set
+            model = load_model(model_dir / f"{task.name}.npz", {"kind": "den"})
         finetune = dataclasses.replace(finetune, seed=finetune.seed + seed_offset,
                                        output_scaling=output_scaling)
         xs, ys = task.x[support], task.y[support]
@@ -121,8 +140,9 @@ def summarise(out: Path, second: Path | None = None, scaled: Path | None = None)
     from sklearn.metrics import roc_auc_score
 
     rows = []
-    for path in sorted(out.glob("dev_*.npz")):
-        dataset, repeat = path.stem.split("_", 2)[2].rsplit("_", 1)
+    for path in sorted([*out.glob("dev_*.npz"), *out.glob("local_*.npz")]):
+        dataset, repeat = path.stem.removeprefix("local_").removeprefix("dev_a_").removeprefix(
+            "dev_b_").rsplit("_", 1)
         data = np.load(path)
         held_out, ensemble = data["held_out"], data["qp"].mean(axis=1)
 
@@ -132,6 +152,8 @@ def summarise(out: Path, second: Path | None = None, scaled: Path | None = None)
         platt_loss = [_platt_scaled_loss(data["oof"][e], data["ys"]) for e in epochs]
         chosen = choose_epoch(held_out)
         with_pretrained = 0.8 * ensemble[chosen] + 0.2 * ensemble[0]
+        own_epochs = np.argmin(held_out, axis=1)  # each run stopped at its own fold's best epoch
+        own_stopping = data["qp"][own_epochs, np.arange(len(own_epochs))].mean(axis=0)
         rows.append({"dataset": dataset, "repeat": int(repeat),
                      "pre-trained (epoch 0)": query_auc[0],
                      "lowest held-out loss": query_auc[chosen],
@@ -139,6 +161,10 @@ def summarise(out: Path, second: Path | None = None, scaled: Path | None = None)
                      "highest out-of-fold AUC": query_auc[int(np.argmax(oof_auc))],
                      "lowest Platt-scaled out-of-fold loss": query_auc[int(np.argmin(platt_loss))],
                      "0.8 lowest held-out loss + 0.2 pre-trained": roc_auc_score(data["yq"], with_pretrained),
+                     "0.9 lowest held-out loss + 0.1 pre-trained": roc_auc_score(
+                         data["yq"], 0.9 * ensemble[chosen] + 0.1 * ensemble[0]),
+                     "each run at its own fold's lowest loss": roc_auc_score(data["yq"], own_stopping),
+                     "all epochs averaged": roc_auc_score(data["yq"], ensemble.mean(axis=0)),
                      "best epoch in hindsight": max(query_auc)})
         if second is not None:
             other = np.load(second / path.name)
@@ -158,8 +184,9 @@ def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
-    recording = commands.add_parser("collect", help="record one development half's splits")
-    recording.add_argument("experiment", choices=["dev_a", "dev_b"])
+    recording = commands.add_parser("collect", help="record one development half's splits (or table local's)")
+    recording.add_argument("experiment", choices=["dev_a", "dev_b", "local"])
+    recording.add_argument("--datasets", nargs="+", help="only these sets")
     recording.add_argument("out", type=Path)
     recording.add_argument("--seed-offset", type=int, default=0, help="shift the fine-tuning seed")
     recording.add_argument("--output-scaling", action="store_true", help="fine-tune with output scaling")
@@ -169,7 +196,7 @@ def main(argv: list[str]) -> None:
     summary.add_argument("--scaled", type=Path, help="records of fine-tuning with output scaling")
     args = parser.parse_args(argv)
     if args.command == "collect":
-        collect(args.experiment, args.out, args.seed_offset, args.output_scaling)
+        collect(args.experiment, args.out, args.seed_offset, args.output_scaling, args.datasets)
     else:
         print(summarise(args.out, args.second, args.scaled).round(3).to_string())
 
