@@ -1,4 +1,5 @@
-"""How early stopping should choose the fine-tuning epoch: a development-split analysis.
+"""How early stopping should choose the fine-tuning epoch, on the development split and on the
+benchmark's own splits.
 
 For every set of the local-copies development split (config/local-copies-dev.yaml), repeat
 and epoch 0..10 it records the query probabilities of the 5 cross-validated fine-tuning runs
