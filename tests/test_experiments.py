@@ -278,6 +278,49 @@ def test_finetune_ensemble_averages_runs_with_their_own_seeds(small_binary_model
         FinetuneConfig(ensemble=0)
 
 
+def test_den_pretrained_with_several_seeds_averages_its_members(small_binary_model):
+    """``model`` a list (pretrain.seeds > 1): each member is fine-tuned on its own (member m
+    with seeds split seed + m * MEMBER_SEED_STRIDE) and the class probabilities averaged."""
+    from den.evaluate import score
+    from den.experiments import MEMBER_SEED_STRIDE
+    from den.model.config import ModelConfig
+    from den.train.finetune import FinetuneConfig, fine_tuned_models, mean_proba
+    from den.train.pretrain import PretrainConfig, pretrain
+
+    from helpers import SMALL
+
+    other = pretrain([make_task(f"p{i}", 200, 3 + i, seed=40 + i) for i in range(4)], ModelConfig(**SMALL),
+                     PretrainConfig(steps=40, query_rows=32, support_rows=32, seed=2), progress=None)
+    task = make_task("members", 300, 4, seed=8)
+    s = split_seed(0, task.name, 0)
+    support, query = support_query_split(task.y, 50, s)
+    finetune = FinetuneConfig(epochs=2, steps_per_epoch=3, learning_rate=0.05, ensemble=2)
+
+    def member_proba(den, variant, m):
+        config = None if variant == "no_finetune" else FinetuneConfig(**{**finetune.to_dict(),
+                                                                          "seed": s + m * MEMBER_SEED_STRIDE})
+        models, _ = fine_tuned_models(den, task.x[support], task.y[support], 2, config,
+                                      x_unlabeled=task.x[query])
+        return mean_proba(models, task.x[query])
+
+    for variant in ("no_finetune", "den"):
+        spec = {"kind": "den", "variant": variant}
+        both = evaluate_method(spec, task, n_support=50, seed=0, repeat=0, model=[small_binary_model, other],
+                               finetune_config=finetune)
+        single = evaluate_method(spec, task, n_support=50, seed=0, repeat=0, model=small_binary_model,
+                                 finetune_config=finetune)
+        alone = evaluate_method(spec, task, n_support=50, seed=0, repeat=0, model=other,
+                                finetune_config=finetune)
+        expected = np.mean([member_proba(small_binary_model, variant, 0), member_proba(other, variant, 1)],
+                           axis=0)
+        assert both["auc"] == pytest.approx(score(task.y[query], expected)["auc"], abs=1e-9)
+        assert both["members"] == 2 and single["members"] == 1
+        assert both["auc"] not in (single["auc"], alone["auc"])  # neither member on its own
+        # member 0 of a list is the single model: raising pretrain.seeds keeps its evaluation
+        assert evaluate_method(spec, task, n_support=50, seed=0, repeat=0, model=[small_binary_model],
+                               finetune_config=finetune)["auc"] == single["auc"]
+
+
 def test_stratified_folds_spread_every_class_evenly():
     from den.train.finetune import stratified_folds
 

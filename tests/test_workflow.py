@@ -159,6 +159,39 @@ def test_changing_fine_tuning_reruns_only_fine_tuned_den(finished_run, tmp_path)
     assert any(path.startswith("results/scores/mc/") for path in scores)
 
 
+def test_more_pretraining_seeds_add_members_and_rerun_only_den_evaluations(finished_run, tmp_path):
+    """pretrain.seeds 2: each DEN model gets one more member (<held-out>.seed1.npz, episode seed
+    + 1); the existing models are kept, and only DEN methods' evaluations rerun, on both members."""
+    workdir = tmp_path / "wf"
+    shutil.copytree(finished_run, workdir)  # the other tests keep the finished run as it is
+    changed = {**TINY, "pretrain": {**TINY["pretrain"], "seeds": 2}}
+    seeds = workdir / "config" / "seeds.yaml"
+    seeds.write_text(yaml.safe_dump(changed))
+    lr_score = workdir / "results/scores/bin/base/lr/g1/0.json"
+    lr_before = lr_score.stat().st_mtime_ns
+    dry = _snakemake(workdir, "-n", "--quiet", "rules", "--configfile", str(seeds))
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    counts = _job_counts(dry)
+    # bin: plf + no_plf held out twice; mc: plf twice; keypoints: one model per n_keypoints setting
+    assert counts.get("pretrain_member") == 8 and "pretrain" not in counts, counts
+    assert counts["evaluate"] == 2 * 2 + 2 + 2 * 2, counts  # den and den_no_plf; never lr, pn or maml
+    run = _snakemake(workdir, "--cores", "2", "--configfile", str(seeds))
+    assert run.returncode == 0, run.stderr[-3000:]
+    member = workdir / "results/models/bin/base/plf/g1.seed1.npz"
+    assert member.is_file() and (workdir / "results/models/bin/base/no_plf/g2.seed1.npz").is_file()
+    assert not (workdir / "results/models/bin/base/meta-pn/g1.seed1.npz").exists()
+    from den.model.den import DEN
+
+    first, second = DEN.load(workdir / "results/models/bin/base/plf/g1.npz"), DEN.load(member)
+    assert (first.metadata["pretrain"]["seed"], second.metadata["pretrain"]["seed"]) == (5, 6)
+    assert first.metadata["pretrained_on"] == second.metadata["pretrained_on"] == ["g2"]
+    for method in ("den", "den_no_plf"):
+        record = json.loads((workdir / f"results/scores/bin/base/{method}/g1/0.json").read_text())
+        assert record["members"] == 2, record
+    assert lr_score.stat().st_mtime_ns == lr_before
+    assert _snakemake(workdir, "-n", "--configfile", str(seeds)).returncode == 0
+
+
 def test_paper_config_lists_the_whole_job_graph(tmp_path):
     (tmp_path / "config").mkdir()
     shutil.copy(ROOT / "config" / "paper.yaml", tmp_path / "config" / "config.yaml")

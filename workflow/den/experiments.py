@@ -11,6 +11,7 @@ with PLFs, ``no_plf`` uses one pre-trained without them; each meta method has it
 
 from __future__ import annotations
 
+import os
 import zlib
 
 import numpy as np
@@ -91,14 +92,20 @@ def pretrain_model(tasks: list[Task], params: dict, pretrain: dict, checkpoint_d
 
 
 def load_model(path, spec: dict):
-    """The pre-trained model a method evaluates with (``DEN`` or ``MetaLearner``)."""
+    """The pre-trained model a method evaluates with: a ``MetaLearner``, a ``DEN``, or for a
+    list of paths (DEN pre-trained with several seeds, ``pretrain.seeds``) a list of ``DEN``."""
     if spec.get("kind") == "meta":
         from den.baselines.meta import MetaLearner
 
         return MetaLearner.load(path)
     from den.model.den import DEN
 
-    return DEN.load(path)
+    if isinstance(path, (str, os.PathLike)):
+        return DEN.load(path)
+    return [DEN.load(member) for member in path]
+
+
+MEMBER_SEED_STRIDE = 1000  # fine-tuning seeds of pre-training member m: split seed + m * stride
 
 
 def split_seed(seed: int, dataset: str, repeat: int) -> int:
@@ -132,14 +139,17 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
             (drawn per repeat and sub-task, the same for every method); None uses every feature.
         max_query: at most this many query rows (a random subset, the same for every method);
             None uses every non-support row.
-        model: the pre-trained ``DEN`` (DEN methods) or ``MetaLearner`` (meta methods).
+        model: the pre-trained ``DEN`` or a list of them (DEN methods: members pre-trained
+            with different seeds, each fine-tuned on its own, their class probabilities
+            averaged), or the ``MetaLearner`` (meta methods).
         finetune_config: ``FinetuneConfig`` (or its keyword arguments) for the ``den`` variant;
             TensorFlow is imported only for DEN and meta methods.
 
     Returns:
         dict with auc, accuracy, n_support, n_query, n_features, split_seed (of sub-task 0)
         and subtasks; DEN methods add finetune_epochs (epochs of fine-tuning the task models
-        had: 0 without it, fewer than configured where early stopping chose so).
+        had, averaged over the members: 0 without it, fewer than configured where early
+        stopping chose so) and members (pre-trained models averaged).
     """
     if subtasks < 1:
         raise ValueError(f"subtasks must be >= 1, got {subtasks}")
@@ -163,15 +173,21 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
     if spec["kind"] == "den":
         from den.train.finetune import FinetuneConfig, fine_tuned_models, mean_proba
 
-        config = None
+        base = None
         if is_fine_tuned(spec):
             base = finetune_config or FinetuneConfig()
             base = FinetuneConfig(**base) if isinstance(base, dict) else base
-            config = FinetuneConfig(**{**base.to_dict(), "seed": s})
-        task_models, _ = fine_tuned_models(model, task.x[support], task.y[support], task.n_classes, config,
-                                           x_unlabeled=task.x[query])
-        proba = mean_proba(task_models, task.x[query])
-        extra = {"finetune_epochs": task_models[0].finetune_epochs}
+        members = model if isinstance(model, (list, tuple)) else [model]
+        probas, epochs = [], []
+        for m, den in enumerate(members):  # member m's folds and halvings: seed s + m * stride
+            config = None if base is None else FinetuneConfig(**{**base.to_dict(),
+                                                                  "seed": s + m * MEMBER_SEED_STRIDE})
+            task_models, _ = fine_tuned_models(den, task.x[support], task.y[support], task.n_classes, config,
+                                               x_unlabeled=task.x[query])
+            probas.append(mean_proba(task_models, task.x[query]))
+            epochs.append(task_models[0].finetune_epochs)
+        proba = np.mean(probas, axis=0)
+        extra = {"finetune_epochs": float(np.mean(epochs)), "members": len(members)}
     elif spec["kind"] == "meta":
         model.adapt(task.x[support], task.y[support], task.n_classes, seed=s)
         proba = model.predict_proba(task.x[query])

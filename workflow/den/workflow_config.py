@@ -173,6 +173,23 @@ def model_params(config: dict, spec: dict, setting: str, kind: str) -> dict:
             "use_calibration": kind == "plf", "seed": config.get("seed", 91620)}
 
 
+def pretrain_params(config: dict, member: int = 0) -> dict:
+    """PretrainConfig keywords of pre-training member ``member`` (0 .. ``pretrain.seeds`` - 1):
+    the config's ``pretrain`` section less ``seeds``, with episode seed ``seed`` + ``member``.
+    Member 0 is the single model of ``seeds`` 1, so raising ``seeds`` keeps it."""
+    params = {k: v for k, v in (config.get("pretrain") or {}).items() if k != "seeds"}
+    return {**params, "seed": config["seed"] + member}
+
+
+def member_files(config: dict, path: str, kind: str) -> list[str]:
+    """The model files a DEN method evaluates with: ``path`` (member 0) and, with
+    ``pretrain.seeds`` = S > 1, ``<held-out>.seed<m>.npz`` beside it for m = 1..S-1. Meta
+    baselines (kind "meta-...") have one model whatever ``seeds`` says."""
+    seeds = 1 if kind.startswith(META_PREFIX) else int((config.get("pretrain") or {}).get("seeds", 1))
+    stem = path[:-len(".npz")] if path.endswith(".npz") else path
+    return [path] + [f"{stem}.seed{m}.npz" for m in range(1, seeds)]
+
+
 def score_files(config: dict, experiment: str) -> list[str]:
     """Every evaluation JSON of an experiment: one per (setting, method, dataset, repeat)."""
     spec = experiments(config)[experiment]
@@ -209,9 +226,9 @@ def _held_outs(spec: dict) -> list[str]:
 
 
 def model_index(config: dict) -> dict[str, str]:
-    """Each pre-trained model file -> the file that trains the identical model (the first one
-    in config order), so experiments that pre-train alike (e.g. several tables on the
-    simulated tasks with the same settings) share one pre-training job."""
+    """Each pre-trained model file (every member of ``member_files``) -> the file that trains
+    the identical model (the first one in config order), so experiments that pre-train alike
+    (e.g. several tables on the simulated tasks with the same settings) share one job."""
     import json
 
     canonical, index = {}, {}
@@ -224,5 +241,7 @@ def model_index(config: dict) -> dict[str, str]:
                     path = f"results/models/{name}/{setting}/{kind}/{held_out}.npz"
                     key = json.dumps([training_datasets(config, spec, held_out),
                                       model_params(config, spec, setting, kind)], sort_keys=True)
-                    index[path] = canonical.setdefault(key, path)
+                    first = canonical.setdefault(key, path)
+                    twins = zip(member_files(config, path, kind), member_files(config, first, kind))
+                    index.update(twins)
     return index

@@ -28,6 +28,7 @@ wildcard_constraints:
     repeat=r"\d+",
     cutoff=r"\d+",
     shard=r"\d+",
+    member=r"[1-9]\d*",
 
 
 def training_data(wildcards):
@@ -50,12 +51,14 @@ def evaluation_protocol(wildcards):
 
 
 def evaluation_inputs(wildcards):
-    """The dataset file and, for DEN methods, the model that did not see the dataset."""
+    """The dataset file and, for DEN methods, the model that did not see the dataset (with
+    ``pretrain.seeds`` > 1, a list: every pre-training member of it)."""
     spec = EXPERIMENTS[wildcards.experiment]
     inputs = {"data": wc.data_file(wildcards.dataset)}
     kind = pretrained_model_kind(wildcards.method, config["methods"][wildcards.method])
     if kind:
         held_out = wc.held_out_name(spec, wildcards.dataset)
         path = f"results/models/{wildcards.experiment}/{wildcards.setting}/{kind}/{held_out}.npz"
-        inputs["model"] = MODEL_FILES[path]
+        members = [MODEL_FILES[member] for member in wc.member_files(config, path, kind)]
+        inputs["model"] = members if len(members) > 1 else members[0]
     return inputs

@@ -1,4 +1,5 @@
-# Pre-training: one job per (experiment, setting, model kind, held-out dataset or "all").
+# Pre-training: one job per (experiment, setting, model kind, held-out dataset or "all") and,
+# with pretrain.seeds = S > 1, one more per further seed (members 1..S-1, "<held-out>.seed<m>.npz").
 
 
 rule pretrain:
@@ -10,7 +11,7 @@ rule pretrain:
         model=lambda wildcards: wc.model_params(
             config, EXPERIMENTS[wildcards.experiment], wildcards.setting, wildcards.kind
         ),
-        pretrain=lambda wildcards: {**config.get("pretrain", {}), "seed": config["seed"]},
+        pretrain=lambda wildcards: wc.pretrain_params(config),
     log:
         "results/logs/pretrain/{experiment}/{setting}/{kind}/{heldout}.log",
     benchmark:
@@ -23,3 +24,17 @@ rule pretrain:
         ENV
     script:
         "../scripts/pretrain.py"
+
+
+use rule pretrain as pretrain_member with:
+    output:
+        model="results/models/{experiment}/{setting}/{kind}/{heldout}.seed{member}.npz",
+    params:
+        model=lambda wildcards: wc.model_params(
+            config, EXPERIMENTS[wildcards.experiment], wildcards.setting, wildcards.kind
+        ),
+        pretrain=lambda wildcards: wc.pretrain_params(config, int(wildcards.member)),
+    log:
+        "results/logs/pretrain/{experiment}/{setting}/{kind}/{heldout}.seed{member}.log",
+    benchmark:
+        "results/benchmarks/pretrain/{experiment}/{setting}/{kind}/{heldout}.seed{member}.tsv"
