@@ -99,6 +99,21 @@ def test_finetune_output_scaling_with_early_stopping_restores_each_runs_map(smal
                for m in plain.task_models_)
 
 
+def test_finetune_feature_counts_reach_the_task_models(small_binary_model):
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 300)
+    frame = pd.DataFrame(rng.normal(size=(300, 8)), columns=[f"c{j}" for j in range(8)])
+    frame["c5"] += 2.0 * y  # the one informative column among eight
+    params = dict(model=small_binary_model, finetune_epochs=2, finetune_steps_per_epoch=2,
+                  finetune_learning_rate=0.05, finetune_ensemble=3, finetune_early_stopping=True, seed=4)
+    clf = DENClassifier(**params, finetune_feature_counts=(1,)).fit(frame[:50], y[:50])
+    assert [m.features.tolist() for m in clf.task_models_] == [[5]] * 3
+    assert clf.predict_proba(frame[50:]).shape == (250, 2)
+    with pytest.raises(ValueError, match="feature_counts.*early_stopping"):
+        DENClassifier(**{**params, "finetune_early_stopping": False},
+                      finetune_feature_counts=(1,)).fit(frame[:50], y[:50])
+
+
 def test_sklearn_params_and_clone(small_binary_model):
     clf = DENClassifier(model=small_binary_model, finetune_epochs=3)
     assert clf.get_params()["finetune_epochs"] == 3

@@ -117,5 +117,5 @@ def test_fine_tuning_defaults_agree_everywhere():
     assert args.finetune_steps_per_epoch == params["finetune_steps_per_epoch"] == config.steps_per_epoch
     assert args.finetune_learning_rate == params["finetune_learning_rate"] == config.learning_rate
     for name in ("ensemble", "early_stopping", "early_stopping_tolerance", "output_scaling",
-                 "output_scaling_learning_rate"):
+                 "output_scaling_learning_rate", "feature_counts", "feature_counts_tolerance"):
         assert getattr(args, f"finetune_{name}") == params[f"finetune_{name}"] == getattr(config, name), name

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from den.data.synthetic import make_task
-from den.evaluate import support_query_split
+from den.evaluate import score, support_query_split
 from den.experiments import evaluate_method, is_fine_tuned, pretrained_model_kind, split_seed
 from den.report.tables import (
     dataset_summary,
@@ -281,7 +281,6 @@ def test_finetune_ensemble_averages_runs_with_their_own_seeds(small_binary_model
 def test_den_pretrained_with_several_seeds_averages_its_members(small_binary_model):
     """``model`` a list (pretrain.seeds > 1): each member is fine-tuned on its own (member m
     with seeds split seed + m * MEMBER_SEED_STRIDE) and the class probabilities averaged."""
-    from den.evaluate import score
     from den.experiments import MEMBER_SEED_STRIDE
     from den.model.config import ModelConfig
     from den.train.finetune import FinetuneConfig, fine_tuned_models, mean_proba
@@ -314,7 +313,7 @@ def test_den_pretrained_with_several_seeds_averages_its_members(small_binary_mod
         expected = np.mean([member_proba(small_binary_model, variant, 0), member_proba(other, variant, 1)],
                            axis=0)
         assert both["auc"] == pytest.approx(score(task.y[query], expected)["auc"], abs=1e-9)
-        assert both["members"] == 2 and single["members"] == 1
+        assert both["members"] == 2 and single["members"] == 1 and both["features_read"] == 4
         assert both["auc"] not in (single["auc"], alone["auc"])  # neither member on its own
         # member 0 of a list is the single model: raising pretrain.seeds keeps its evaluation
         assert evaluate_method(spec, task, n_support=50, seed=0, repeat=0, model=[small_binary_model],
@@ -397,3 +396,96 @@ def test_only_the_den_variant_is_fine_tuned():
     assert not is_fine_tuned({"kind": "den", "variant": "no_plf"})
     assert not is_fine_tuned({"kind": "direct", "model": "knn"})
     assert not is_fine_tuned({"kind": "meta", "model": "maml"})
+
+
+def test_informative_features_rank_columns_by_how_well_they_alone_rank_the_labels():
+    from den.train.finetune import informative_features
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 200)
+    x = rng.normal(size=(200, 5))
+    x[:, 1] += 2.0 * y  # strong, rising with the label
+    x[:, 3] -= 1.0 * y  # weaker, falling: counts as much as rising would
+    x[:, 2] = 7.0  # constant: never chosen before a column that ranks at all
+    x[rng.random(200) < 0.3, 1] = np.nan  # missing values are left out, not ranked
+    assert informative_features(x, y, 1).tolist() == [1]
+    assert informative_features(x, y, 2).tolist() == [1, 3]
+    assert informative_features(x, y, 9).tolist() == [0, 1, 2, 3, 4]
+    # multiclass: a column that singles out one class of three is informative
+    y3 = rng.integers(0, 3, 300)
+    x3 = rng.normal(size=(300, 4))
+    x3[:, 2] += 3.0 * (y3 == 1)
+    assert informative_features(x3, y3, 1).tolist() == [2]
+
+
+def test_task_model_with_features_reads_only_those_columns(small_binary_model):
+    from den.errors import DENInputError
+    from den.model.task_model import TaskModel
+
+    task = make_task("cols", 300, 5, seed=4)
+    support, query = support_query_split(task.y, 40, 0)
+    xs, xq = task.x[support], task.x[query]
+    subset = TaskModel(small_binary_model, xs, task.y[support], 2, x_unlabeled=xq, features=[3, 1])
+    sliced = TaskModel(small_binary_model, xs[:, [1, 3]], task.y[support], 2, x_unlabeled=xq[:, [1, 3]])
+    assert subset.features.tolist() == [1, 3] and subset.n_features == 2 and subset.n_inputs == 5
+    np.testing.assert_allclose(subset.predict_proba(xq), sliced.predict_proba(xq[:, [1, 3]]), rtol=1e-6)
+    with pytest.raises(DENInputError, match="5 columns"):
+        subset.predict_proba(xq[:, [1, 3]])
+    with pytest.raises(DENInputError, match="column indices in 0..4"):
+        TaskModel(small_binary_model, xs, task.y[support], 2, features=[5])
+
+
+def test_feature_counts_cross_validate_a_subset_of_informative_features(small_binary_model):
+    """One strong feature among nine noise columns: cross-validation keeps the runs on the
+    k most informative features (each run's own, ranked on its training folds), which rank
+    the query rows better than DEN on all ten."""
+    from den.train.finetune import (
+        FinetuneConfig,
+        cross_validated_runs,
+        fine_tuned_models,
+        informative_features,
+        mean_proba,
+        stratified_folds,
+    )
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 600)
+    x = rng.normal(size=(600, 10))
+    x[:, 6] += 1.5 * y
+    support, query = support_query_split(y, 50, 1)
+    xs, ys, xq = x[support], y[support], x[query]
+    base = dict(epochs=3, steps_per_epoch=3, learning_rate=0.05, seed=2, ensemble=3, early_stopping=True)
+    every, _ = fine_tuned_models(small_binary_model, xs, ys, 2, FinetuneConfig(**base), x_unlabeled=xq)
+    subsets = FinetuneConfig(**base, feature_counts=(2, 20))  # 20 > d: the same as all features
+    chosen, _ = fine_tuned_models(small_binary_model, xs, ys, 2, subsets, x_unlabeled=xq)
+    assert all(m.features is None for m in every)
+    assert len(chosen) == 3 and all(m.features is not None and 6 in m.features and len(m.features) == 2
+                                    for m in chosen)
+    auc_every = score(y[query], mean_proba(every, xq))["auc"]
+    auc_chosen = score(y[query], mean_proba(chosen, xq))["auc"]
+    assert auc_chosen > 0.84 and auc_chosen > auc_every + 0.08, (auc_chosen, auc_every)  # 0.867, 0.752
+    # run j reads the informative features of the folds it trains on
+    folds = stratified_folds(ys, 3, np.random.default_rng(2))
+    models = cross_validated_runs(small_binary_model, xs, ys, 2, FinetuneConfig(**base), xq,
+                                  n_informative=2)[0]
+    for j, model in enumerate(models):
+        assert model.features.tolist() == informative_features(xs[folds != j], ys[folds != j], 2).tolist()
+    with pytest.raises(ValueError, match="feature_counts.*early_stopping"):
+        FinetuneConfig(feature_counts=(3,))
+    with pytest.raises(ValueError, match="feature_counts must be >= 1"):
+        FinetuneConfig(early_stopping=True, ensemble=2, feature_counts=(0,))
+
+
+def test_choose_features_lets_a_subset_replace_all_features_only_by_a_clear_margin():
+    from den.train.finetune import choose_features
+
+    # (folds, candidates): all features, then two subsets
+    held_out = np.array([[0.60, 0.55, 0.40], [0.50, 0.52, 0.45], [0.70, 0.62, 0.80], [0.55, 0.50, 0.50]])
+    assert choose_features(held_out) == 2  # the lowest mean (0.5375 against 0.5475 and 0.5875)
+    # subset 2 wins on the mean but not on every fold: one standard error rules it out, and
+    # subset 1, lower on 3 of 4 folds by a steadier margin, stays allowed
+    assert choose_features(held_out, 1.0) == 1
+    assert choose_features(held_out, 10.0) == 0
+    assert choose_features(held_out[:, :1], 1.0) == 0
+    with pytest.raises(ValueError, match="folds >= 2"):
+        choose_features(np.zeros((1, 3)))

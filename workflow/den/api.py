@@ -52,7 +52,8 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
             PLF w/o fine-tuning" whatever the variant.
         finetune_epochs, finetune_steps_per_epoch, finetune_learning_rate, finetune_ensemble,
         finetune_early_stopping, finetune_early_stopping_tolerance, finetune_output_scaling,
-        finetune_output_scaling_learning_rate: see
+        finetune_output_scaling_learning_rate, finetune_feature_counts,
+        finetune_feature_counts_tolerance: see
             ``den.train.finetune.FinetuneConfig``
             (``finetune_ensemble`` = k fine-tuning runs whose predictions are averaged;
             ``finetune_early_stopping`` chooses the epochs by k-fold cross-validation on the
@@ -77,7 +78,9 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
                  finetune_ensemble: int = 1, finetune_early_stopping: bool = False,
                  finetune_early_stopping_tolerance: float = 0.0,
                  finetune_output_scaling: bool = False,
-                 finetune_output_scaling_learning_rate: float = 0.1):
+                 finetune_output_scaling_learning_rate: float = 0.1,
+                 finetune_feature_counts: tuple[int, ...] = (),
+                 finetune_feature_counts_tolerance: float = 0.0):
         self.model = model
         self.variant = variant
         self.finetune_epochs = finetune_epochs
@@ -91,6 +94,8 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         self.finetune_early_stopping_tolerance = finetune_early_stopping_tolerance
         self.finetune_output_scaling = finetune_output_scaling
         self.finetune_output_scaling_learning_rate = finetune_output_scaling_learning_rate
+        self.finetune_feature_counts = finetune_feature_counts
+        self.finetune_feature_counts_tolerance = finetune_feature_counts_tolerance
 
     def fit(self, X, y, X_unlabeled=None) -> DENClassifier:
         """Fine-tune on the support set (X, y).
@@ -138,7 +143,9 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
                                     early_stopping=self.finetune_early_stopping,
                                     early_stopping_tolerance=self.finetune_early_stopping_tolerance,
                                     output_scaling=self.finetune_output_scaling,
-                                    output_scaling_learning_rate=self.finetune_output_scaling_learning_rate)
+                                    output_scaling_learning_rate=self.finetune_output_scaling_learning_rate,
+                                    feature_counts=tuple(self.finetune_feature_counts),
+                                    feature_counts_tolerance=self.finetune_feature_counts_tolerance)
         task_models, losses = fine_tuned_models(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
         self.encoder_ = encoder
         self.classes_ = classes

@@ -48,6 +48,14 @@ def _add_finetune_options(parser):
                             "ranking (default: off, as in the paper)")
     group.add_argument("--finetune-output-scaling-learning-rate", type=float, default=0.1,
                        metavar="LR", help="learning rate of that scale and bias (default: 0.1)")
+    group.add_argument("--finetune-feature-counts", type=int, nargs="+", default=(), metavar="K",
+                       help="with --finetune-early-stopping, also cross-validate DEN on only the K "
+                            "features that alone rank the support rows best, for each K given, and "
+                            "keep the candidate with the lowest held-out loss (default: all "
+                            "features only, as in the paper)")
+    group.add_argument("--finetune-feature-counts-tolerance", type=float, default=0.0, metavar="SE",
+                       help="a subset replaces all features only if its held-out loss is lower by "
+                            "more than SE standard errors (default: 0, the lowest loss)")
     group.add_argument("--seed", type=int, default=0, help="seed of fine-tuning (default: 0)")
 
 
@@ -146,7 +154,9 @@ def _predict(args) -> None:
                         finetune_early_stopping=args.finetune_early_stopping,
                         finetune_early_stopping_tolerance=args.finetune_early_stopping_tolerance,
                         finetune_output_scaling=args.finetune_output_scaling,
-                        finetune_output_scaling_learning_rate=args.finetune_output_scaling_learning_rate)
+                        finetune_output_scaling_learning_rate=args.finetune_output_scaling_learning_rate,
+                        finetune_feature_counts=tuple(args.finetune_feature_counts),
+                        finetune_feature_counts_tolerance=args.finetune_feature_counts_tolerance)
     clf.fit(features, labels, X_unlabeled=query_features)
     proba = clf.predict_proba(query_features)
     out = pd.DataFrame({"prediction": clf.classes_[proba.argmax(axis=1)]})

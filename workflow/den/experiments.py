@@ -149,7 +149,8 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
         dict with auc, accuracy, n_support, n_query, n_features, split_seed (of sub-task 0)
         and subtasks; DEN methods add finetune_epochs (epochs of fine-tuning the task models
         had, averaged over the members: 0 without it, fewer than configured where early
-        stopping chose so) and members (pre-trained models averaged).
+        stopping chose so), members (pre-trained models averaged) and features_read (columns
+        the task models read, averaged: fewer than n_features where ``feature_counts`` chose so).
     """
     if subtasks < 1:
         raise ValueError(f"subtasks must be >= 1, got {subtasks}")
@@ -178,7 +179,7 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
             base = finetune_config or FinetuneConfig()
             base = FinetuneConfig(**base) if isinstance(base, dict) else base
         members = model if isinstance(model, (list, tuple)) else [model]
-        probas, epochs = [], []
+        probas, epochs, read = [], [], []
         for m, den in enumerate(members):  # member m's folds and halvings: seed s + m * stride
             config = None if base is None else FinetuneConfig(**{**base.to_dict(),
                                                                   "seed": s + m * MEMBER_SEED_STRIDE})
@@ -186,8 +187,10 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
                                                x_unlabeled=task.x[query])
             probas.append(mean_proba(task_models, task.x[query]))
             epochs.append(task_models[0].finetune_epochs)
+            read.append(np.mean([task_model.n_features for task_model in task_models]))
         proba = np.mean(probas, axis=0)
-        extra = {"finetune_epochs": float(np.mean(epochs)), "members": len(members)}
+        extra = {"finetune_epochs": float(np.mean(epochs)), "members": len(members),
+                 "features_read": float(np.mean(read))}
     elif spec["kind"] == "meta":
         model.adapt(task.x[support], task.y[support], task.n_classes, seed=s)
         proba = model.predict_proba(task.x[query])

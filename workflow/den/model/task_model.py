@@ -42,11 +42,15 @@ class TaskModel:
         logit_scale, logit_bias: scalar variables s and b of the binary head's output map
             logit -> exp(s) * logit + b; 0 and 0 (the identity, the paper) unless fine-tuning
             learns them (``FinetuneConfig.output_scaling``).
+        features: (d,) sorted indices of the input columns the model reads, or None: all
+            of them (the paper). The d of ``keypoints``, ``calibration`` and ``tuples`` is
+            then the number of kept columns; query rows still have all ``n_inputs`` columns.
+        n_inputs: columns of the support (and query) rows given to the model.
     """
 
     def __init__(self, den: DEN, x_support: np.ndarray, y_support: np.ndarray,
                  n_classes: int | None = None, *, x_unlabeled: np.ndarray | None = None,
-                 keypoints: np.ndarray | None = None):
+                 keypoints: np.ndarray | None = None, features: np.ndarray | None = None):
         """
         Args:
             den: pre-trained model.
@@ -56,7 +60,9 @@ class TaskModel:
             x_unlabeled: optional (m, d) raw rows without labels (e.g. the query set);
                 they only widen the keypoints' span of each feature's domain.
             keypoints: (d, K) keypoints to use instead of fitting them (e.g. fitted on a
-                whole dataset by an evaluation protocol).
+                whole dataset by an evaluation protocol), d the number of columns read.
+            features: indices of the columns to read (e.g. ``informative_features`` of the
+                support rows); None reads all.
         """
         self.den = den
         x_support = np.asarray(x_support, dtype=np.float64)
@@ -66,6 +72,16 @@ class TaskModel:
                                 f"got shape {x_support.shape}")
         if y_support.shape != (x_support.shape[0],):
             raise DENInputError(f"{x_support.shape[0]} support rows but {y_support.shape} labels")
+        self.n_inputs = int(x_support.shape[1])
+        self.features = None
+        if features is not None:
+            self.features = np.unique(np.asarray(features, dtype=np.int64))
+            if len(self.features) == 0 or self.features[0] < 0 or self.features[-1] >= self.n_inputs:
+                raise DENInputError(f"features must be 1 or more column indices in 0..{self.n_inputs - 1}, "
+                                    f"got {np.asarray(features).tolist()}")
+            x_support = x_support[:, self.features]
+            if x_unlabeled is not None:
+                x_unlabeled = np.asarray(x_unlabeled, dtype=np.float64)[:, self.features]
         self.n_classes = int(n_classes if n_classes is not None else y_support.max() + 1)
         if self.n_classes > den.config.n_classes_supported:
             raise DENInputError(f"the task has {self.n_classes} classes but this DEN model "
@@ -119,7 +135,7 @@ class TaskModel:
         """Scores of query rows.
 
         Args:
-            x_query: (m, d) raw query features.
+            x_query: (m, ``n_inputs``) raw query features.
             chunk_rows: rows scored per call (bounds memory: about chunk_rows x T x 64
                 floats live at once); None chooses ``auto_chunk_rows(T)``.
 
@@ -127,9 +143,11 @@ class TaskModel:
             binary head: (m,) logits of class 1; multiclass: (m, L) class scores.
         """
         x_query = np.asarray(x_query)
-        if x_query.ndim != 2 or x_query.shape[1] != self.n_features:
-            raise DENInputError(f"query features must have {self.n_features} columns like the "
+        if x_query.ndim != 2 or x_query.shape[1] != self.n_inputs:
+            raise DENInputError(f"query features must have {self.n_inputs} columns like the "
                                 f"support set, got shape {x_query.shape}")
+        if self.features is not None:
+            x_query = x_query[:, self.features]
         if chunk_rows is None:
             chunk_rows = auto_chunk_rows(len(self.tuples))
         if chunk_rows < 1:

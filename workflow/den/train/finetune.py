@@ -44,6 +44,15 @@ class FinetuneConfig:
             rather than to how confident the pre-trained model happens to be. False is the
             paper; the multiclass head has no such map.
         output_scaling_learning_rate: Adam's learning rate for s and b.
+        feature_counts: with ``early_stopping``, also cross-validate DEN on only the k most
+            informative features for each k here (``informative_features``, ranked on each
+            run's training folds, so the held-out fold does not choose them; k >= the
+            task's d is the same as all features); the candidate, all features or one k,
+            with the lowest held-out loss at its chosen epoch is kept. Empty (all features
+            only) is the paper.
+        feature_counts_tolerance: a subset replaces all features only if its held-out loss
+            is lower by more than this many standard errors of the fold-by-fold difference
+            (``choose_features``); 0 keeps whichever is lowest.
     """
 
     epochs: int = 10
@@ -55,8 +64,19 @@ class FinetuneConfig:
     early_stopping_tolerance: float = 0.0
     output_scaling: bool = False
     output_scaling_learning_rate: float = 0.1
+    feature_counts: tuple[int, ...] = ()
+    feature_counts_tolerance: float = 0.0
 
     def __post_init__(self):
+        object.__setattr__(self, "feature_counts", tuple(int(k) for k in self.feature_counts))
+        if any(k < 1 for k in self.feature_counts):
+            raise ValueError(f"fine-tuning feature_counts must be >= 1, got {list(self.feature_counts)}")
+        if not self.feature_counts_tolerance >= 0:
+            raise ValueError("fine-tuning feature_counts_tolerance must be >= 0, got "
+                             f"{self.feature_counts_tolerance}")
+        if self.feature_counts and not self.early_stopping:
+            raise ValueError("fine-tuning feature_counts are chosen among by early_stopping's "
+                             "cross-validation: set early_stopping to true (or feature_counts to [])")
         if self.ensemble < 1:
             raise ValueError(f"fine-tuning ensemble must be >= 1, got {self.ensemble}")
         if self.early_stopping and self.ensemble < 2:
@@ -245,22 +265,34 @@ def mean_proba(task_models: list[TaskModel], x_query: np.ndarray,
 
 def _early_stopped_models(den, x_support, y_support, n_classes, config, x_unlabeled):
     """``fine_tuned_models`` with ``config.early_stopping``: one run per fold, all stopped at
-    the epoch ``choose_epoch`` picks from the folds' held-out losses. Epoch 0 returns one
-    model (DEN w/o fine-tuning: the k runs would rank identically) and every run's losses."""
-    models, losses, held_out, snapshots = cross_validated_runs(
-        den, x_support, y_support, n_classes, config, x_unlabeled)
-    epoch = choose_epoch(held_out, config.early_stopping_tolerance)
+    the epoch ``choose_epoch`` picks from the folds' held-out losses; with
+    ``config.feature_counts``, the runs of the feature subset (all features or the k most
+    informative) whose chosen epoch has the lowest mean held-out loss (ties: all features,
+    then the smaller k). Epoch 0 on all features returns one model (DEN w/o fine-tuning: the
+    k runs would rank identically) and every run's losses."""
+    n_features = np.asarray(x_support).shape[1]
+    candidates, fold_losses = [], []
+    for count in [None, *sorted({k for k in config.feature_counts if k < n_features})]:
+        runs = cross_validated_runs(den, x_support, y_support, n_classes, config, x_unlabeled,
+                                    n_informative=count)
+        epoch = choose_epoch(runs[2], config.early_stopping_tolerance)
+        candidates.append((count, epoch, runs))
+        fold_losses.append(runs[2][:, epoch])
+    count, epoch, (models, losses, _, snapshots) = candidates[
+        choose_features(np.asarray(fold_losses).T, config.feature_counts_tolerance)]
     restore_epoch(models, snapshots, epoch)
-    if epoch == 0:  # every run is back at the pre-trained PLFs: one of them ranks the same
+    if epoch == 0 and count is None:  # every run is back at the pre-trained PLFs: one ranks the same
         models = models[:1]
     return models, losses
 
 
 def cross_validated_runs(den, x_support: np.ndarray, y_support: np.ndarray, n_classes: int,
-                         config: FinetuneConfig, x_unlabeled: np.ndarray | None = None):
+                         config: FinetuneConfig, x_unlabeled: np.ndarray | None = None,
+                         n_informative: int | None = None):
     """The k = ``config.ensemble`` runs of early stopping: the support rows are dealt into k
     stratified folds (``stratified_folds``, seed ``config.seed``); run j fine-tunes on every
-    fold but j (halving seed ``config.seed + j``) for ``config.epochs`` epochs.
+    fold but j (halving seed ``config.seed + j``) for ``config.epochs`` epochs. With
+    ``n_informative``, run j reads only the ``informative_features`` of its training folds.
 
     Returns:
         (task models left at the last epoch, each run's step losses, (k, epochs + 1) held-out
@@ -271,15 +303,54 @@ def cross_validated_runs(den, x_support: np.ndarray, y_support: np.ndarray, n_cl
                              np.random.default_rng(config.seed))
     models, losses, curves, snapshots = [], [], [], []
     for j in range(config.ensemble):
-        task_model = TaskModel(den, x_support, y_support, n_classes, x_unlabeled=x_unlabeled)
+        train_rows = np.nonzero(folds != j)[0]
+        features = None if n_informative is None else informative_features(
+            np.asarray(x_support)[train_rows], np.asarray(y_support)[train_rows], n_informative)
+        task_model = TaskModel(den, x_support, y_support, n_classes, x_unlabeled=x_unlabeled,
+                               features=features)
         run_losses, held_out, kept = _finetune_rows(
             task_model, dataclasses.replace(config, seed=config.seed + j),
-            train_rows=np.nonzero(folds != j)[0], validation_rows=np.nonzero(folds == j)[0])
+            train_rows=train_rows, validation_rows=np.nonzero(folds == j)[0])
         models.append(task_model)
         losses.append(run_losses)
         curves.append(held_out)
         snapshots.append(kept)
     return models, losses, np.asarray(curves, dtype=np.float64), snapshots
+
+
+def informative_features(x: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
+    """Sorted indices of the k columns of ``x`` (n, d) whose values alone rank the rows by
+    label ``y`` (n,) best: the largest |AUC - 1/2| of any class against the rest, each
+    column's missing values left out (a constant column, or one class, scores 0); ties go
+    to the earlier column. k >= d gives every column."""
+    from sklearn.metrics import roc_auc_score
+
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y)
+    scores = np.zeros(x.shape[1])
+    for j in range(x.shape[1]):
+        present = ~np.isnan(x[:, j])
+        column, labels = x[present, j], y[present]
+        if len(np.unique(column)) < 2:
+            continue
+        for label in np.unique(labels) if len(np.unique(labels)) > 1 else []:
+            scores[j] = max(scores[j], abs(roc_auc_score(labels == label, column) - 0.5))
+    return np.sort(np.argsort(-scores, kind="stable")[:k])
+
+
+def choose_features(held_out: np.ndarray, tolerance: float = 0.0) -> int:
+    """The candidate ``feature_counts`` keeps, from the (k, C) held-out losses of k folds for
+    C candidates (0 = all features, each at its chosen epoch): the lowest mean loss among
+    all features and the subsets whose mean loss is below all features' by more than
+    ``tolerance`` standard errors of their fold-by-fold difference (0: the lowest mean;
+    ties go to the earlier candidate)."""
+    held_out = np.asarray(held_out, dtype=np.float64)
+    if held_out.ndim != 2 or held_out.shape[0] < 2 or held_out.shape[1] < 1:
+        raise ValueError(f"held-out losses must be (folds >= 2, candidates >= 1), got {held_out.shape}")
+    gap = held_out - held_out[:, [0]]
+    standard_error = gap.std(axis=0, ddof=1) / np.sqrt(held_out.shape[0])
+    allowed = (np.arange(held_out.shape[1]) == 0) | (gap.mean(axis=0) < -tolerance * standard_error)
+    mean = np.where(allowed, held_out.mean(axis=0), np.inf)
+    return int(np.argmin(mean))
 
 
 def choose_epoch(held_out: np.ndarray, tolerance: float = 0.0) -> int:
