@@ -48,8 +48,9 @@ class FinetuneConfig:
             informative features for each k here (``informative_features``, ranked on each
             run's training folds, so the held-out fold does not choose them; k >= the
             task's d is the same as all features); the candidate, all features or one k,
-            with the lowest held-out loss at its chosen epoch is kept. Empty (all features
-            only) is the paper.
+            with the lowest held-out loss at its chosen epoch is kept, a subset only by the
+            margin ``feature_counts_tolerance`` asks (``choose_features``). Empty (all
+            features only) is the paper.
         feature_counts_tolerance: a subset replaces all features only if its held-out loss
             is lower by more than this many standard errors of the fold-by-fold difference
             (``choose_features``); 0 keeps whichever is lowest.
@@ -266,10 +267,10 @@ def mean_proba(task_models: list[TaskModel], x_query: np.ndarray,
 def _early_stopped_models(den, x_support, y_support, n_classes, config, x_unlabeled):
     """``fine_tuned_models`` with ``config.early_stopping``: one run per fold, all stopped at
     the epoch ``choose_epoch`` picks from the folds' held-out losses; with
-    ``config.feature_counts``, the runs of the feature subset (all features or the k most
-    informative) whose chosen epoch has the lowest mean held-out loss (ties: all features,
-    then the smaller k). Epoch 0 on all features returns one model (DEN w/o fine-tuning: the
-    k runs would rank identically) and every run's losses."""
+    ``config.feature_counts``, the runs of the candidate (all features, or the k most
+    informative for each k < d, smaller k first) that ``choose_features`` picks from each
+    candidate's held-out losses at its own chosen epoch. Epoch 0 on all features returns one
+    model (DEN w/o fine-tuning: the k runs would rank identically) and every run's losses."""
     n_features = np.asarray(x_support).shape[1]
     candidates, fold_losses = [], []
     for count in [None, *sorted({k for k in config.feature_counts if k < n_features})]:
