@@ -236,7 +236,9 @@ def test_local_copies_benchmark_and_its_development_split_list_their_job_graph(t
     assert counts["table"] == 7
     # leave-one-out three times, one model per development half with and without generated tasks
     assert counts["pretrain"] == 16 * 3 + 2 * 2
-    assert counts["evaluate"] == 16 * 3 * 5 * 3 + 16 * 3 * 5 + 16 * 3 * 2
+    # 8 methods (DEN, DEN w/o fine-tuning, 6 classical) x 3 repeats in the 3 benchmark tables and
+    # dev_a/dev_b; DEN and DEN w/o fine-tuning only in dev_a_gen/dev_b_gen
+    assert counts["evaluate"] == 16 * 3 * 8 * 3 + 16 * 3 * 8 + 16 * 3 * 2
     generated = local["generated_tasks"]["count"]
     assert counts["prepare_dataset"] == 16 + generated  # the real sets and every generated task
 
