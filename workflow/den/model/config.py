@@ -29,6 +29,11 @@ class ModelConfig:
         psi_units: hidden layers of psi (ReLU) followed by one logit (binary head only).
         max_classes: most classes a multiclass model predicts (rows of v).
         label_dim: m, size of the label encoding v(y) (multiclass).
+        local_bandwidths: bandwidths (on the calibrated [0, 1] scale) of the local
+            embedding, binary head only: for each query row and tuple, the support set's
+            class-conditional Gaussian kernel density at the query's tuple, as a log ratio of
+            the two classes and a log density level per bandwidth, feeds phi's first layer
+            beside [z^t, s^t] (``DENNetwork.local_features``). Empty (the paper): s^t alone.
         seed: initialisation seed, and the seed of the tuple subsets when d^r > d^2.
     """
 
@@ -44,6 +49,7 @@ class ModelConfig:
     psi_units: tuple[int, ...] = (64, 64, 64, 64)
     max_classes: int = 10
     label_dim: int = 8
+    local_bandwidths: tuple[float, ...] = ()
     seed: int = 91620
 
     def __post_init__(self):
@@ -67,10 +73,15 @@ class ModelConfig:
             problems.append("embedding_dim and label_dim must be >= 1")
         if self.max_classes < 2:
             problems.append(f"max_classes must be >= 2, got {self.max_classes}")
+        if any(not float(b) > 0 for b in self.local_bandwidths):
+            problems.append(f"local_bandwidths must be > 0, got {list(self.local_bandwidths)}")
+        if self.local_bandwidths and self.head != "binary":
+            problems.append("local_bandwidths (the local embedding) needs the binary head")
         if problems:
             raise ValueError("invalid DEN model config: " + "; ".join(problems))
         for name in ("h_units", "phi_units", "psi_units"):
             object.__setattr__(self, name, tuple(int(u) for u in getattr(self, name)))
+        object.__setattr__(self, "local_bandwidths", tuple(float(b) for b in self.local_bandwidths))
 
     @property
     def n_classes_supported(self) -> int:
@@ -79,7 +90,7 @@ class ModelConfig:
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
-        for name in ("h_units", "phi_units", "psi_units"):
+        for name in ("h_units", "phi_units", "psi_units", "local_bandwidths"):
             out[name] = list(out[name])
         return out
 

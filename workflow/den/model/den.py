@@ -103,15 +103,17 @@ class DEN:
             z = self.transform(unit_support, kernel, missing_output)
             ctx = net.context(z, y_support, tuples, n_classes)
             if binary:
-                return ctx["bias"], tf.zeros([0, p]), tf.zeros([0], tf.bool)
-            return ctx["bias"], ctx["prototypes"], ctx["present"]
+                return ctx["bias"], tf.zeros([0, p]), tf.zeros([0], tf.bool), z, y_support
+            return ctx["bias"], ctx["prototypes"], ctx["present"], tf.zeros([0, 0]), tf.zeros([0], tf.int32)
 
         @tf.function(input_signature=[_F32, _F32, tf.TensorSpec([None], tf.float32), _F32, _F32,
-                                      tf.TensorSpec([None], tf.bool),
+                                      tf.TensorSpec([None], tf.bool), _F32, tf.TensorSpec([None], tf.int32),
                                       tf.TensorSpec([None, None], tf.int32)], reduce_retracing=True)
-        def query(unit_query, kernel, missing_output, bias, prototypes, present, tuples):
+        def query(unit_query, kernel, missing_output, bias, prototypes, present, z_support, y_support,
+                  tuples):
             z = self.transform(unit_query, kernel, missing_output)
-            ctx = {"bias": bias, "prototypes": prototypes, "present": present}
+            ctx = {"bias": bias, "prototypes": prototypes, "present": present, "z_support": z_support,
+                   "y_support": y_support}
             return net.query_logits(z, ctx, tuples)
 
         @tf.function(input_signature=[_F32, tf.TensorSpec([None], tf.int32), _F32,

@@ -13,6 +13,13 @@ Multiclass head (eq. 4 and 5):
     s^t   = mean_i h([z_i^t, v(y_i)])                                S = E
     Phi~(z) = mean_t phi([z^t, s^t]);  q_k = Phi~(z) . mean_{i: y_i = k} Phi~(z_i)
 
+Local embedding (``ModelConfig.local_bandwidths``, binary head; not in the paper):
+    l^t(z) = per bandwidth b, with k_b(z^t, z_i^t) = exp(-|z^t - z_i^t|^2 / (2 b^2)):
+             (log mean_{y_i=1} k_b - log mean_{y_i=0} k_b,  log mean_i k_b)     2B values
+    logit = psi( mean_t phi([z^t, s^t, l^t(z)]) )
+    s^t summarises the support set once; l^t reads it around each query row, so the
+    classifier sees the class-conditional densities of every tuple where the query lies.
+
 Mean pooling over tuples (appendix B) keeps the scale independent of d. phi's first layer
 acts on [z^t, s^t]; s^t is the same for every query row, so its part (s^t W_s + b) is
 computed once per tuple, not once per row. phi's last layer is linear and commutes with
@@ -82,6 +89,8 @@ class DENNetwork(tf.Module):
             self.phi_z = tf.Variable(_glorot(rng, r, p[0]), name="phi_z")
             self.phi_s = tf.Variable(_glorot(rng, self.tuple_dim, p[0]), name="phi_s")
             self.phi_b = tf.Variable(np.zeros(p[0], np.float32), name="phi_b")
+            if config.local_bandwidths:
+                self.phi_l = tf.Variable(_glorot(rng, 2 * len(config.local_bandwidths), p[0]), name="phi_l")
             self.phi_layers = [_Dense(rng, a, b, True, f"phi{i + 1}") for i, (a, b) in
                                enumerate(zip(p[:-1], p[1:]))]
             self.phi_out = _Dense(rng, p[-1], p[-1], False, "phi_out")
@@ -133,13 +142,43 @@ class DENNetwork(tf.Module):
         """The s-part of phi's first layer, once per tuple: (T, S) -> (T, P0)."""
         return tf.matmul(s, self.phi_s) + self.phi_b
 
-    def pooled(self, z, bias, tuples):
-        """Phi~(z, s) = mean over tuples of phi([z^t, s^t]).
+    def local_features(self, z, z_support, y_support, tuples):
+        """The local embedding l^t(z) of query rows (module docstring).
+
+        Args:
+            z: (n, d) calibrated query features; z_support: (m, d) calibrated support
+                features; y_support: (m,) int32 labels 0/1; tuples: (T, r).
+
+        Returns:
+            (n, T, 2B) float32: per bandwidth the log ratio of the class-1 and class-0 kernel
+            densities (0 when a class has no support row) and the log of the overall one.
+        """
+        diff = tf.square(z[:, None, :] - z_support[None, :, :])  # (n, m, d)
+        dist = tf.reduce_sum(tf.gather(diff, tuples, axis=2), axis=3)  # (n, m, T)
+        y1 = tf.cast(y_support, tf.float32)[None, :, None]
+        counts = tf.stack([tf.reduce_sum(1.0 - y1), tf.reduce_sum(y1)])
+        out = []
+        for b in self.config.local_bandwidths:
+            logk = -dist / (2.0 * b * b)
+            top = tf.stop_gradient(tf.reduce_max(logk, axis=1, keepdims=True))
+            k = tf.exp(logk - top)
+            sums = tf.stack([tf.reduce_sum(k * (1.0 - y1), axis=1), tf.reduce_sum(k * y1, axis=1)])
+            logs = tf.math.log(sums + 1e-30) - tf.math.log(tf.maximum(counts, 1.0))[:, None, None]
+            ratio = tf.where(tf.reduce_min(counts) > 0, logs[1] - logs[0], 0.0)
+            level = tf.math.log(tf.reduce_sum(k, axis=1) + 1e-30) + top[:, 0, :] \
+                - tf.math.log(tf.cast(tf.shape(z_support)[0], tf.float32))
+            out += [tf.clip_by_value(ratio, -10.0, 10.0), tf.maximum(level, -10.0)]
+        return tf.stack(out, axis=2)
+
+    def pooled(self, z, bias, tuples, local=None):
+        """Phi~(z, s) = mean over tuples of phi([z^t, s^t]) (with the local embedding:
+        phi([z^t, s^t, l^t(z)])).
 
         Args:
             z: (n, d) calibrated features.
             bias: (T, P0) from ``tuple_bias``.
             tuples: (T, r).
+            local: (n, T, 2B) from ``local_features``, or None.
 
         Returns:
             (n, P) float32.
@@ -147,6 +186,8 @@ class DENNetwork(tf.Module):
         n, t = tf.shape(z)[0], tf.shape(tuples)[0]
         z_t = tf.reshape(tf.gather(z, tuples, axis=1), [-1, self.config.order])  # (n*T, r)
         a = tf.reshape(tf.matmul(z_t, self.phi_z), [n, t, -1]) + bias
+        if local is not None:
+            a = a + tf.reshape(tf.matmul(tf.reshape(local, [n * t, -1]), self.phi_l), [n, t, -1])
         a = tf.reshape(tf.nn.relu(a), [n * t, -1])
         for layer in self.phi_layers:
             a = layer(a)
@@ -157,13 +198,14 @@ class DENNetwork(tf.Module):
         """Everything the query rows need from the support set, computed once.
 
         Returns:
-            dict with "bias" (T, P0) and, for the multiclass head, "prototypes" (L, P)
-            and "present" (L,) bool (classes with at least one support row).
+            dict with "bias" (T, P0); for the binary head "z_support" (n, d) and "y_support"
+            (n,) (the local embedding reads them); for the multiclass head "prototypes"
+            (L, P) and "present" (L,) bool (classes with at least one support row).
         """
         s = self.embedding(z_support, y_support, tuples)
         bias = self.tuple_bias(s)
         if self.config.head == "binary":
-            return {"bias": bias}
+            return {"bias": bias, "z_support": z_support, "y_support": y_support}
         support_embed = self.pooled(z_support, bias, tuples)  # (n, P)
         onehot = tf.one_hot(y_support, n_classes, dtype=tf.float32)  # (n, L)
         counts = tf.reduce_sum(onehot, axis=0)
@@ -177,7 +219,10 @@ class DENNetwork(tf.Module):
         Returns:
             binary head: (n,) logit of class 1; multiclass head: (n, L) class scores q_k.
         """
-        pooled = self.pooled(z_query, context["bias"], tuples)
+        local = None
+        if self.config.local_bandwidths:
+            local = self.local_features(z_query, context["z_support"], context["y_support"], tuples)
+        pooled = self.pooled(z_query, context["bias"], tuples, local)
         if self.config.head == "binary":
             a = pooled
             for layer in self.psi_layers:

@@ -123,7 +123,8 @@ class TaskModel:
         self._context = None
 
     def context(self):
-        """(bias, prototypes, present) from the whole support set, cached."""
+        """(bias, prototypes, present, z_support, y_support) from the whole support set, cached
+        (the arguments of ``DEN.query_fn`` between the calibration and the tuples)."""
         if self._context is None:
             kernel, missing = self.calibration_parameters()
             self._context = self.den.context_fn(
@@ -153,15 +154,14 @@ class TaskModel:
         if chunk_rows < 1:
             raise DENInputError(f"chunk_rows must be >= 1, got {chunk_rows}")
         kernel, missing = self.calibration_parameters()
-        bias, prototypes, present = self.context()
+        context = self.context()
         tuples = tf.constant(self.tuples)
         binary = self.den.config.head == "binary"
         out = np.empty((x_query.shape[0],) if binary else (x_query.shape[0], self.n_classes),
                        np.float32)
         for start in range(0, x_query.shape[0], chunk_rows):
             unit = to_unit(x_query[start:start + chunk_rows], self.keypoints)
-            logits = self.den.query_fn(tf.constant(unit), kernel, missing, bias, prototypes,
-                                       present, tuples).numpy()
+            logits = self.den.query_fn(tf.constant(unit), kernel, missing, *context, tuples).numpy()
             out[start:start + len(unit)] = logits if binary else logits[:, :self.n_classes]
         if binary:
             out = np.float32(np.exp(self.logit_scale.numpy())) * out + np.float32(self.logit_bias.numpy())
