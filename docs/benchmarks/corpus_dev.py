@@ -1,0 +1,273 @@
+"""Development split of the pre-training corpus (issue 19): choose DEN's settings on held-back
+corpus sets, never on the benchmark (``datasets/tabular/``).
+
+The binary sets of ``datasets/corpus/`` with at least ``MIN_ROWS`` rows are dealt, with a fixed
+seed, into a validation part (``VALIDATION_SETS`` of them) and a training part; DEN is
+pre-trained on the training part (optionally plus binary tasks cut from the corpus's
+multiclass sets) and evaluated on the validation part with the benchmark's protocol (50
+support rows, the rest as query, at most ``MAX_QUERY``), against the classical methods a
+practitioner tries first, on the same splits. Every evaluation is one JSON record, so a
+candidate setting is compared with the others split by split.
+
+    python docs/benchmarks/corpus_dev.py split                   # print the split
+    python docs/benchmarks/corpus_dev.py pretrain NAME --steps 1000 [--model JSON] [--pretrain JSON]
+        [--binarized K] [--prior N] [--no-real]   # K binary tasks per multiclass set, N prior tasks
+    python docs/benchmarks/corpus_dev.py evaluate NAME LABEL --finetune JSON | --no-finetune
+    python docs/benchmarks/corpus_dev.py classical               # random forest, small-data GBT, LR-CV
+    python docs/benchmarks/corpus_dev.py report                  # per set and mean, paired differences
+
+``--data`` (default ../shared/datasets/corpus) and ``--out`` (default results/corpus_dev) say
+where the corpus is and where models and records go.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+MIN_ROWS = 250          # a validation set keeps >= 200 query rows after 50 support rows
+VALIDATION_SETS = 16
+SPLIT_SEED = 19
+REPEATS = 3
+N_SUPPORT = 50
+MAX_QUERY = 5000
+EVAL_SEED = 91620
+CLASSICAL = {"random_forest": {"kind": "direct", "model": "random_forest"},
+             "gbt_small": {"kind": "direct", "model": "gradient_boosting_small"},
+             "lr_cv": {"kind": "direct", "model": "logistic_regression_cv"}}
+
+
+def manifest(data: Path) -> pd.DataFrame:
+    return pd.read_csv(data / "manifest.csv")
+
+
+# Near-copies and close relatives in the corpus: a group is either held back whole or trained
+# on whole, so a validation set never has a twin among the pre-training tasks.
+GROUPS = [("pima", "diabetes"), ("mushroom", "agaricus_lepiota"), ("colic", "horse_colic"),
+          ("vote", "house_votes_84"), ("promoters", "molecular_biology_promoters"), ("spect", "spectf"),
+          ("Hill_Valley_with_noise", "Hill_Valley_without_noise"), ("parity5", "parity5+5"),
+          ("analcatdata_boxing1", "analcatdata_boxing2"),
+          ("analcatdata_cyyoung8092", "analcatdata_cyyoung9302"),
+          ("hypothyroid", "dis", "allbp", "allhyper", "allhypo", "allrep", "ann_thyroid"),
+          ("wine_quality_red", "wine_quality_white"), ("solar_flare_1", "solar_flare_2", "flare"),
+          ("car", "car_evaluation"), ("cmc", "contraceptive"), ("led7", "led24"),
+          ("waveform_21", "waveform_40"),
+          ("mfeat_fourier", "mfeat_karhunen", "mfeat_morphological", "mfeat_zernike")]
+
+
+def _group(name: str) -> tuple[str, ...]:
+    return next((g for g in GROUPS if name in g), (name,))
+
+
+def split(data: Path) -> tuple[list[str], list[str], list[str]]:
+    """(validation binary sets, training binary sets, training multiclass sets), each sorted.
+
+    Validation sets are drawn one group at a time (``GROUPS``) among binary sets of at least
+    ``MIN_ROWS`` rows; the group mates of a validation set are neither evaluated nor trained on.
+    """
+    table = manifest(data)
+    classes = dict(zip(table["name"], table["classes"]))
+    rows = dict(zip(table["name"], table["rows"]))
+    eligible = sorted(n for n in classes if classes[n] == 2 and rows[n] >= MIN_ROWS)
+    order = np.random.default_rng(SPLIT_SEED).permutation(eligible)
+    validation, held = [], set()
+    for name in order:
+        if len(validation) == VALIDATION_SETS:
+            break
+        if name not in held:
+            validation.append(str(name))
+            held |= set(_group(name))
+    training = sorted(n for n in classes if classes[n] == 2 and n not in held)
+    multiclass = sorted(n for n in classes if classes[n] > 2 and n not in held)
+    return sorted(validation), training, multiclass
+
+
+MC_VALIDATION_SETS = 8
+MC_MAX_CLASSES = 10
+
+
+def multiclass_split(data: Path) -> tuple[list[str], list[str]]:
+    """(validation multiclass sets, training multiclass sets): ``MC_VALIDATION_SETS`` sets of
+    at least ``MIN_ROWS`` rows and at most ``MC_MAX_CLASSES`` classes drawn group by group
+    from the multiclass sets ``split`` trains on, among groups with no binary training set
+    (so the binary models can be used on them too); the rest is for training."""
+    _, training, multiclass = split(data)
+    table = manifest(data)
+    rows, classes = dict(zip(table["name"], table["rows"])), dict(zip(table["name"], table["classes"]))
+    eligible = sorted(n for n in multiclass if rows[n] >= MIN_ROWS and classes[n] <= MC_MAX_CLASSES
+                      and not set(_group(n)) & set(training))
+    order = np.random.default_rng(SPLIT_SEED + 1).permutation(eligible)
+    validation, held = [], set()
+    for name in order:
+        if len(validation) == MC_VALIDATION_SETS:
+            break
+        if name not in held:
+            validation.append(str(name))
+            held |= set(_group(name))
+    return sorted(validation), sorted(n for n in multiclass if n not in held)
+
+
+def load(data: Path, out: Path, name: str):
+    """A corpus set as a ``den`` Task (cached as npz under out/data)."""
+    from den.data.sources import load_tabular
+    from den.data.tasks import Task
+
+    cache = out / "data" / f"{name}.npz"
+    if cache.is_file():
+        return Task.load(cache)
+    task = load_tabular(name, {"source": "csv", "path": str(data / f"{name}.csv.gz"), "target": "target"})
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    task.save(cache)
+    return task
+
+
+def binarized(task, k: int, seed: int) -> list:
+    """k binary tasks cut from a multiclass task: each a random bipartition of its classes
+    (both sides non-empty), named "<name>~b<j>"."""
+    from den.data.tasks import Task
+
+    rng = np.random.default_rng([seed, task.n_classes, task.n_rows])
+    out = []
+    for j in range(k):
+        side = rng.random(task.n_classes) < 0.5
+        if side.all() or not side.any():
+            side[rng.integers(task.n_classes)] = not side[0]
+        y = side[task.y].astype(np.int32)
+        out.append(Task(name=f"{task.name}~b{j}", x=task.x, y=y, feature_names=task.feature_names))
+    return out
+
+
+def cmd_pretrain(args) -> None:
+    from den.data.prior import make_prior_tasks
+    from den.model.config import ModelConfig
+    from den.train.pretrain import PretrainConfig, pretrain
+
+    _, training, multiclass = split(args.data)
+    tasks = [] if args.no_real else [load(args.data, args.out, name) for name in training]
+    tasks += make_prior_tasks(args.prior, seed=EVAL_SEED) if args.prior else []
+    for name in multiclass if args.binarized else []:
+        tasks += binarized(load(args.data, args.out, name), args.binarized, EVAL_SEED)
+    model_settings = {"keypoint_placement": "quantile", **json.loads(args.model)}
+    pretrain_settings = {"steps": args.steps, "query_rows": 128, "support_rows": 128, "support_rows_min": 25,
+                         "flip_rate": 0.5, "seed": EVAL_SEED, **json.loads(args.pretrain)}
+    started = time.time()
+    model = pretrain(tasks, ModelConfig(**model_settings), PretrainConfig(**pretrain_settings))
+    path = args.out / "models" / f"{args.name}.npz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    model.save(path)
+    print(f"{args.name}: {len(tasks)} tasks, {args.steps} steps in {time.time() - started:.0f} s -> {path}")
+
+
+def _evaluate(args, label: str, spec: dict, model=None, finetune=None) -> None:
+    from den.experiments import evaluate_method
+
+    validation, _, _ = split(args.data)
+    records = args.out / "records" / f"{label}.jsonl"
+    records.parent.mkdir(parents=True, exist_ok=True)
+    done = set()
+    if records.is_file():
+        done = {(r["dataset"], r["repeat"]) for r in map(json.loads, records.read_text().splitlines())}
+    started = time.time()
+    with records.open("a") as handle:
+        for name in validation:
+            task = load(args.data, args.out, name)
+            for repeat in range(args.repeats):
+                if (name, repeat) in done:
+                    continue
+                t0 = time.time()
+                result = evaluate_method(spec, task, n_support=N_SUPPORT, seed=EVAL_SEED, repeat=repeat,
+                                         model=model, finetune_config=finetune, max_query=MAX_QUERY)
+                record = {"method": label, "dataset": name, "repeat": repeat, "seconds": time.time() - t0,
+                          **result}
+                handle.write(json.dumps(record) + "\n")
+                handle.flush()
+                print(f"{label} {name} {repeat}: auc {result['auc']:.4f} ({record['seconds']:.1f} s)",
+                      file=sys.stderr)
+    print(f"{label}: {time.time() - started:.0f} s")
+
+
+def cmd_evaluate(args) -> None:
+    from den.model.den import DEN
+
+    model = DEN.load(args.out / "models" / f"{args.name}.npz")
+    if args.no_finetune:
+        _evaluate(args, args.label, {"kind": "den", "variant": "no_finetune"}, model)
+    else:
+        _evaluate(args, args.label, {"kind": "den", "variant": "den"}, model, json.loads(args.finetune))
+
+
+def cmd_classical(args) -> None:
+    for label, spec in CLASSICAL.items():
+        _evaluate(args, label, spec)
+
+
+def cmd_split(args) -> None:
+    validation, training, multiclass = split(args.data)
+    print(f"validation ({len(validation)}): {', '.join(validation)}")
+    print(f"training ({len(training)}): {', '.join(training)}")
+    print(f"multiclass ({len(multiclass)}): {', '.join(multiclass)}")
+    validation_mc, training_mc = multiclass_split(args.data)
+    print(f"multiclass validation ({len(validation_mc)}): {', '.join(validation_mc)}")
+    print(f"multiclass training ({len(training_mc)}): {', '.join(training_mc)}")
+
+
+def cmd_report(args) -> None:
+    frames = [pd.read_json(path, lines=True) for path in sorted((args.out / "records").glob("*.jsonl"))]
+    scores = pd.concat(frames, ignore_index=True)
+    if args.methods:
+        scores = scores[scores["method"].isin(args.methods.split(",") + list(CLASSICAL))]
+    wide = scores.pivot_table(index=["dataset", "repeat"], columns="method", values="auc")
+    partial = sorted(wide.columns[wide.isna().any()])
+    if partial:
+        print(f"left out, not yet run on every split: {', '.join(partial)}")
+    complete = wide.drop(columns=partial).dropna()
+    per_set = 100 * complete.groupby(level="dataset").mean()
+    classical = [m for m in CLASSICAL if m in per_set.columns]
+    best = per_set[classical].mean().idxmax() if classical else None
+    print(f"{len(per_set)} validation sets x {REPEATS} repeats (complete splits only: {len(complete)})")
+    print(per_set.round(2).to_string())
+    summary = pd.DataFrame({"mean": per_set.mean(), "best_on": per_set.eq(per_set.max(axis=1), axis=0).sum()})
+    if best is not None:
+        diff = per_set.sub(per_set[best], axis=0)
+        summary[f"vs_{best}"] = diff.mean()
+        summary["se"] = diff.std(ddof=1) / np.sqrt(len(diff))
+        summary["beats_all_classical"] = per_set.gt(per_set[classical].max(axis=1), axis=0).sum()
+    print(summary.sort_values("mean", ascending=False).round(2).to_string())
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path("../shared/datasets/corpus"))
+    parser.add_argument("--out", type=Path, default=Path("results/corpus_dev"))
+    parser.add_argument("--repeats", type=int, default=REPEATS)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("split")
+    p = sub.add_parser("pretrain")
+    p.add_argument("name")
+    p.add_argument("--steps", type=int, default=1000)
+    p.add_argument("--model", default="{}", help="ModelConfig keywords as JSON")
+    p.add_argument("--pretrain", default="{}", help="PretrainConfig keywords as JSON")
+    p.add_argument("--binarized", type=int, default=0, help="binary tasks cut from each multiclass set")
+    p.add_argument("--prior", type=int, default=0, help="tasks drawn from den.data.prior")
+    p.add_argument("--no-real", action="store_true", help="no corpus sets (only --prior tasks)")
+    p = sub.add_parser("evaluate")
+    p.add_argument("name")
+    p.add_argument("label")
+    p.add_argument("--finetune", default="{}", help="FinetuneConfig keywords as JSON")
+    p.add_argument("--no-finetune", action="store_true")
+    sub.add_parser("classical")
+    p = sub.add_parser("report")
+    p.add_argument("--methods", help="comma-separated labels to show (with the classical methods)")
+    args = parser.parse_args(argv)
+    {"split": cmd_split, "pretrain": cmd_pretrain, "evaluate": cmd_evaluate, "classical": cmd_classical,
+     "report": cmd_report}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
