@@ -14,6 +14,8 @@ from den.report.tables import (
     latex_method_table,
     markdown_dataset_table,
     method_summary,
+    reference_differences,
+    reference_note,
 )
 from den.workflow_config import ConfigError, experiments
 
@@ -124,6 +126,74 @@ def test_per_dataset_table_counts_datasets_won():
     md = markdown_dataset_table(dataset_summary(scores, "auc"), ["den", "lr"], {"lr": "LR"}).splitlines()
     assert md[0] == "| Dataset | den | LR |" and md[2] == "| a | **85.00 (5.00)** | 80.00 (0.00) |"
     assert md[-2:] == ["| Mean | 71.67 | **76.67** |", "| Best on | **2** | **2** |"]
+
+
+@pytest.mark.parametrize("metric", ["auc", "accuracy"])
+def test_reference_method_is_paired_with_the_best_classical_method_of_the_whole_table(metric):
+    """3 datasets x 2 repeats, classical methods a and b. Means (%): a 75, 70, 82.5 (overall
+    75.83); b 67.5, 77.5, 70 (71.67): a is the table's best classical method although b is
+    better on d2 and on split (d1, 0). DEN - a per split: d1 10, 10; d2 -5, -5; d3 5, 10."""
+    values = {"den": [0.80, 0.90, 0.60, 0.70, 0.90, 0.90],
+              "a": [0.70, 0.80, 0.65, 0.75, 0.85, 0.80],
+              "b": [0.75, 0.60, 0.75, 0.80, 0.70, 0.70]}
+    scores = pd.DataFrame([{"dataset": d, "repeat": r, "method": m, metric: values[m][2 * i + r]}
+                           for m in values for i, d in enumerate(["d1", "d2", "d3"]) for r in (0, 1)])
+    per, summary = reference_differences(scores, metric, "den", ["a", "b"])
+    assert summary["best"] == "a" and summary["datasets"] == 3
+    assert per["diff"].tolist() == pytest.approx([10.0, -5.0, 7.5])
+    assert per["diff_se"].tolist() == pytest.approx([0.0, 0.0, 2.5])  # d3: std(5, 10) / sqrt(2)
+    # chosen per split (b on (d1, 0), (d2, 0), (d2, 1)) the mean would be 0.83, per dataset 2.5
+    assert summary["diff"] == pytest.approx(12.5 / 3)
+    # datasets are the unit: std(10, -5, 7.5) / sqrt(3) = 4.64 (over the 6 splits it would be 3.00)
+    assert summary["diff_se"] == pytest.approx(np.std([10, -5, 7.5], ddof=1) / np.sqrt(3))
+    assert summary["diff_se"] == pytest.approx(4.6398, abs=1e-4)
+    assert per["beats"].tolist() == [True, False, True] and summary["beats"] == 2  # d2: b 77.5 > DEN 65
+    labels = {"den": "DEN", "a": "Forest_A"}
+    tex = latex_dataset_table(dataset_summary(scores, metric), ["den", "a", "b"], labels, "cap", "t",
+                              reference=(per, summary))
+    rows = {line.split(" & ")[0]: line for line in tex.splitlines() if " & " in line}
+    assert rows["Dataset"].endswith("& DEN $-$ Forest\\_A \\\\") and "{lcccc}" in tex
+    assert rows["d1"].endswith("& +10.00 (0.00) \\\\") and rows["d2"].endswith("& -5.00 (0.00) \\\\")
+    assert rows["Mean"].endswith("& +4.17 (4.64) \\\\")
+    assert rows["Best on"].endswith("& beats all on 2 of 3 \\\\")
+    md = markdown_dataset_table(dataset_summary(scores, metric), ["den", "a", "b"], labels, (per, summary))
+    md = md.splitlines()
+    assert md[0] == "| Dataset | DEN | Forest_A | b | DEN - Forest_A |" and md[1].count("---:") == 4
+    assert md[2].endswith("| +10.00 (0.00) |") and md[-2].endswith("| +4.17 (4.64) |")
+    assert md[-1].endswith("| beats all on 2 of 3 |")
+    # the CSVs: the reference method's rows get the numbers, the others stay empty
+    from den.report.tables import with_reference
+
+    by_method, by_dataset = with_reference(method_summary(scores, metric, ["den", "a", "b"]),
+                                           dataset_summary(scores, metric), (per, summary))
+    assert by_method.loc["den", "best_classical"] == "a" and by_method.loc["den", "beats_all_classical"] == 2
+    assert by_method.loc["den", "diff_to_best_classical"] == pytest.approx(12.5 / 3)
+    assert by_method["diff_to_best_classical"].isna().tolist() == [False, True, True]
+    den_rows = by_dataset[by_dataset["method"] == "den"].set_index("dataset")
+    assert den_rows["diff_to_best_classical"].tolist() == pytest.approx([10.0, -5.0, 7.5])
+    assert by_dataset.loc[by_dataset["method"] != "den", "diff_to_best_classical"].isna().all()
+    assert len(by_dataset) == 9
+    note = reference_note(summary, labels)
+    assert "DEN minus the classical method with the highest mean (Forest_A, of Forest_A, b)" in note
+    with pytest.raises(ValueError, match="no .* scores for \\['c'\\]"):
+        reference_differences(scores, metric, "den", ["a", "c"])
+
+
+def test_reference_keys_are_checked():
+    config = {"datasets": {"a": {"source": "sklearn"}},
+              "methods": {"den": {"kind": "den"}, "rf": {"kind": "direct", "model": "random_forest"}},
+              "experiments": {"t": {"datasets": ["a"], "methods": ["den", "rf"], "pretrain_on": ["a"],
+                                    "per_dataset": True, "reference": ["rf"]}}}
+    spec = experiments(config)["t"]
+    assert spec["reference"] == ["rf"] and spec["reference_method"] == "den"
+    assert experiments({**config, "experiments": {"t": {**config["experiments"]["t"], "reference": None}}})
+    for change, message in (({"reference": ["knn"]}, "reference: 'knn' is not one of the methods"),
+                            ({"reference_method": "nn"}, "reference_method: 'nn' is not one of the methods"),
+                            ({"reference": ["den", "rf"]}, "reference_method 'den' is also in reference"),
+                            ({"per_dataset": False}, "reference needs per_dataset: true")):
+        bad = {**config, "experiments": {"t": {**config["experiments"]["t"], **change}}}
+        with pytest.raises(ConfigError, match=message):
+            experiments(bad)
 
 
 def test_config_cross_references_are_checked():

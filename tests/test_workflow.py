@@ -41,7 +41,8 @@ TINY = {
         "bin": {"datasets": ["g1", "g2"], "methods": ["den", "den_no_plf", "lr", "pn", "maml"],
                 "n_support": 30, "repeats": 1, "caption": "Tiny binary"},
         "mc": {"head": "multiclass", "metric": "accuracy", "datasets": ["m1", "m2"],
-               "methods": ["den", "lr", "pn"], "n_support": 30, "repeats": 1, "per_dataset": True},
+               "methods": ["den", "lr", "pn"], "n_support": 30, "repeats": 1, "per_dataset": True,
+               "reference": ["lr", "pn"]},
         "keypoints": {"pretrain_on": ["simulated"], "sweep": {"n_keypoints": [3, 6]},
                       "datasets": ["g1", "g2"], "methods": ["den"], "n_support": 30, "repeats": 1,
                       "figure": True, "subtask_features": [2, 3]},
@@ -87,6 +88,14 @@ def test_every_table_exists_with_valid_numbers(finished_run):
     rows = [line.split(" & ")[0] for line in
             (finished_run / "results" / "tables" / "mc.tex").read_text().splitlines() if " & " in line]
     assert rows == ["Dataset", "m1", "m2", "Mean", "Best on"]
+    # ... with DEN's paired difference to the better of lr and pn (reference) in a last column
+    mc = (finished_run / "results" / "tables" / "mc.tex").read_text()
+    assert "Dataset & DEN & lr & Proto Net & DEN $-$ " in mc and "beats all on" in mc
+    summary = pd.read_csv(finished_run / "results" / "tables" / "mc.csv", index_col=0)
+    assert summary.loc["den", "best_classical"] in ("lr", "pn") and summary.loc["den", "datasets"] == 2
+    assert summary["diff_to_best_classical"].notna().tolist() == [True, False, False]
+    per_dataset = pd.read_csv(finished_run / "results" / "tables" / "mc_datasets.csv")
+    assert per_dataset.loc[per_dataset["method"] == "den", "diff_to_best_classical"].notna().all()
     # each DEN score records the epochs early stopping kept (0 or the configured 1)
     score_path = finished_run / "results" / "scores" / "mc" / "base" / "den" / "m1" / "0.json"
     score = json.loads(score_path.read_text())

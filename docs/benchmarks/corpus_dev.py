@@ -14,7 +14,9 @@ candidate setting is compared with the others split by split.
         [--binarized K] [--prior N] [--no-real]   # K binary tasks per multiclass set, N prior tasks
     python docs/benchmarks/corpus_dev.py evaluate NAME LABEL --finetune JSON | --no-finetune
     python docs/benchmarks/corpus_dev.py classical               # random forest, small-data GBT, LR-CV
-    python docs/benchmarks/corpus_dev.py report                  # per set and mean, paired differences
+    python docs/benchmarks/corpus_dev.py evaluate-mc NAME LABEL ...  # multiclass validation sets
+    python docs/benchmarks/corpus_dev.py evaluate-mc random_forest   # (NAME a classical method)
+    python docs/benchmarks/corpus_dev.py report [--multiclass]   # per set and mean, paired differences
 
 ``--data`` (default ../shared/datasets/corpus) and ``--out`` (default results/corpus_dev) say
 where the corpus is and where models and records go.
@@ -202,6 +204,56 @@ def cmd_evaluate(args) -> None:
         _evaluate(args, args.label, {"kind": "den", "variant": "den"}, model, json.loads(args.finetune))
 
 
+def _evaluate_multiclass(args, label: str, spec: dict, model=None, finetune=None) -> None:
+    """Records of one method on the multiclass validation sets (records_mc/); a binary DEN
+    is used one class against the rest (``den.train.finetune.one_vs_rest_models``)."""
+    from den.evaluate import score, support_query_split
+    from den.experiments import evaluate_method, split_seed
+    from den.train.finetune import FinetuneConfig, one_vs_rest_models, one_vs_rest_proba
+
+    validation, _ = multiclass_split(args.data)
+    records = args.out / "records_mc" / f"{label}.jsonl"
+    records.parent.mkdir(parents=True, exist_ok=True)
+    done = set()
+    if records.is_file():
+        done = {(r["dataset"], r["repeat"]) for r in map(json.loads, records.read_text().splitlines())}
+    with records.open("a") as handle:
+        for name in validation:
+            task = load(args.data, args.out, name)
+            for repeat in range(args.repeats):
+                if (name, repeat) in done:
+                    continue
+                t0 = time.time()
+                if model is not None and model.config.head == "binary":
+                    s = split_seed(EVAL_SEED, task.name, repeat)
+                    support, query = support_query_split(task.y, N_SUPPORT, s, MAX_QUERY)
+                    config = None if finetune is None else FinetuneConfig(**{**finetune, "seed": s})
+                    models = one_vs_rest_models(model, task.x[support], task.y[support], task.n_classes,
+                                                config, x_unlabeled=task.x[query])
+                    result = score(task.y[query], one_vs_rest_proba(models, task.x[query]))
+                else:
+                    result = evaluate_method(spec, task, n_support=N_SUPPORT, seed=EVAL_SEED, repeat=repeat,
+                                             model=model, finetune_config=finetune, max_query=MAX_QUERY)
+                record = {"method": label, "dataset": name, "repeat": repeat, "seconds": time.time() - t0,
+                          **result}
+                handle.write(json.dumps(record) + "\n")
+                handle.flush()
+                print(f"{label} {name} {repeat}: accuracy {result['accuracy']:.4f} "
+                      f"({record['seconds']:.1f} s)", file=sys.stderr)
+
+
+def cmd_evaluate_mc(args) -> None:
+    from den.model.den import DEN
+
+    if args.name in CLASSICAL:
+        _evaluate_multiclass(args, args.name, CLASSICAL[args.name])
+        return
+    model = DEN.load(args.out / "models" / f"{args.name}.npz")
+    variant = "no_finetune" if args.no_finetune else "den"
+    finetune = None if args.no_finetune else json.loads(args.finetune)
+    _evaluate_multiclass(args, args.label, {"kind": "den", "variant": variant}, model, finetune)
+
+
 def cmd_classical(args) -> None:
     for label, spec in CLASSICAL.items():
         _evaluate(args, label, spec)
@@ -218,11 +270,12 @@ def cmd_split(args) -> None:
 
 
 def cmd_report(args) -> None:
-    frames = [pd.read_json(path, lines=True) for path in sorted((args.out / "records").glob("*.jsonl"))]
+    folder, metric = ("records_mc", "accuracy") if args.multiclass else ("records", "auc")
+    frames = [pd.read_json(path, lines=True) for path in sorted((args.out / folder).glob("*.jsonl"))]
     scores = pd.concat(frames, ignore_index=True)
     if args.methods:
         scores = scores[scores["method"].isin(args.methods.split(",") + list(CLASSICAL))]
-    wide = scores.pivot_table(index=["dataset", "repeat"], columns="method", values="auc")
+    wide = scores.pivot_table(index=["dataset", "repeat"], columns="method", values=metric)
     partial = sorted(wide.columns[wide.isna().any()])
     if partial:
         print(f"left out, not yet run on every split: {', '.join(partial)}")
@@ -256,6 +309,8 @@ def main(argv=None) -> None:
     p.add_argument("--binarized", type=int, default=0, help="binary tasks cut from each multiclass set")
     p.add_argument("--prior", type=int, default=0, help="tasks drawn from den.data.prior")
     p.add_argument("--no-real", action="store_true", help="no corpus sets (only --prior tasks)")
+    p.add_argument("--multiclass-head", action="store_true",
+                   help="the multiclass head, on the binary and the multiclass training sets")
     p = sub.add_parser("evaluate")
     p.add_argument("name")
     p.add_argument("label")
@@ -264,9 +319,15 @@ def main(argv=None) -> None:
     sub.add_parser("classical")
     p = sub.add_parser("report")
     p.add_argument("--methods", help="comma-separated labels to show (with the classical methods)")
+    p.add_argument("--multiclass", action="store_true", help="the multiclass validation sets (accuracy)")
+    p = sub.add_parser("evaluate-mc", help="multiclass validation sets; NAME a model or a classical method")
+    p.add_argument("name")
+    p.add_argument("label", nargs="?")
+    p.add_argument("--finetune", default="{}", help="FinetuneConfig keywords as JSON")
+    p.add_argument("--no-finetune", action="store_true")
     args = parser.parse_args(argv)
     {"split": cmd_split, "pretrain": cmd_pretrain, "evaluate": cmd_evaluate, "classical": cmd_classical,
-     "report": cmd_report}[args.command](args)
+     "report": cmd_report, "evaluate-mc": cmd_evaluate_mc}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from den.experiments import META_PREFIX, check_method, pretrained_model_kind
 EXPERIMENT_DEFAULTS = {"caption": "", "head": "binary", "metric": "auc", "n_support": 50, "max_query": None,
                        "repeats": 20, "model": {}, "sweep": None, "pretrain_on": None,
                        "subtask_features": None, "subtasks": 1, "figure": False, "compare_to": None,
-                       "per_dataset": False}
+                       "per_dataset": False, "reference": None, "reference_method": "den"}
 SIMULATED = "simulated"
 GENERATED = "generated"  # in pretrain_on: every task of the config's generated_tasks section
 GENERATED_PREFIX = "gen-"
@@ -102,11 +102,29 @@ def experiments(config: dict) -> dict[str, dict]:
             raise ConfigError(f"experiments.{name}.sweep: give exactly one key to sweep")
         if full["compare_to"] is not None and full["compare_to"] not in config["experiments"]:
             raise ConfigError(f"experiments.{name}.compare_to: unknown experiment {full['compare_to']!r}")
+        _check_reference(name, full)
         if leave_one_out(full) and len(full["datasets"]) < 2:
             raise ConfigError(f"experiments.{name}: leave-one-dataset-out needs >= 2 datasets "
                               f"(or give pretrain_on without 'others')")
         out[name] = full
     return out
+
+
+def _check_reference(name: str, full: dict) -> None:
+    """``reference`` (the classical methods) and ``reference_method`` (DEN) name methods of the
+    experiment, apart, in a per-dataset table."""
+    if not full["reference"]:
+        return
+    if not full["per_dataset"] or full["sweep"]:
+        raise ConfigError(f"experiments.{name}.reference needs per_dataset: true (and no sweep)")
+    for key, names in (("reference", full["reference"]), ("reference_method", [full["reference_method"]])):
+        for method in names:
+            if method not in full["methods"]:
+                raise ConfigError(f"experiments.{name}.{key}: {method!r} is not one of the methods of "
+                                  f"the experiment ({full['methods']})")
+    if full["reference_method"] in full["reference"]:
+        raise ConfigError(f"experiments.{name}: reference_method {full['reference_method']!r} is also "
+                          f"in reference (the classical methods it is compared with)")
 
 
 def settings(spec: dict) -> dict[str, dict]:

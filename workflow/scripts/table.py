@@ -15,6 +15,7 @@ with log_to(sm.log[0]):
     scores = tables.collect(sm.input.scores)
     caption = f"{spec['caption']} ({tables.describe_run(scores)}; {spec['n_support']} support rows)".lstrip()
     label = f"table:{sm.wildcards.experiment}"
+    datasets, reference = tables.dataset_summary(scores, spec["metric"]), None
     if spec["sweep"]:
         summary = tables.sweep_values(scores).groupby(["sweep_value", "method", "dataset"])[spec["metric"]]
         summary = summary.agg(["mean", "std", "count"])
@@ -25,8 +26,14 @@ with log_to(sm.log[0]):
             baseline = tables.collect(sm.input.baseline)
             summary = summary.join(tables.improvement(scores, baseline, spec["metric"], spec["methods"]))
         if spec["per_dataset"]:
+            if spec["reference"]:  # DEN against the best classical method of the table
+                reference = tables.reference_differences(scores, spec["metric"], spec["reference_method"],
+                                                         spec["reference"])
+                note = tables.reference_note(reference[1], dict(sm.params.labels))
+                caption = f"{caption}; {tables.latex_escape(note)}"
+                summary, datasets = tables.with_reference(summary, datasets, reference)
             tex = tables.latex_dataset_table(tables.dataset_summary(scores, spec["metric"]), spec["methods"],
-                                             dict(sm.params.labels), caption, label)
+                                             dict(sm.params.labels), caption, label, reference)
         else:
             tex = tables.latex_method_table(summary, spec["metric"], dict(sm.params.labels), caption, label)
     with atomic_write(sm.output.tex, "w") as handle:
@@ -34,5 +41,5 @@ with log_to(sm.log[0]):
     with atomic_write(sm.output.csv, "w") as handle:
         summary.to_csv(handle)
     with atomic_write(sm.output.per_dataset, "w") as handle:
-        tables.dataset_summary(scores, spec["metric"]).to_csv(handle, index=False)
+        datasets.to_csv(handle, index=False)
     print(tex)

@@ -69,6 +69,120 @@ def dataset_summary(scores: pd.DataFrame, metric: str) -> pd.DataFrame:
     return out.reset_index()
 
 
+def reference_differences(scores: pd.DataFrame, metric: str, method: str,
+                          classical: list[str]) -> tuple[pd.DataFrame, dict]:
+    """How a per-dataset table's reference method (DEN) compares with its classical methods.
+
+    The best classical method is chosen once for the whole table: the classical method with the
+    highest mean over the table's datasets of its per-dataset means (its "Mean" cell; a tie goes
+    to the one listed first), not split by split nor dataset by dataset. The reference method is
+    then paired with it split by split (the same dataset and repeat: splits are seeded by both).
+
+    Args:
+        scores: one row per evaluation of one setting: columns dataset, repeat, method and
+            ``metric`` (values in [0, 1]), holding ``method`` and every ``classical`` method.
+        metric: "auc" or "accuracy".
+        method: the reference method, e.g. "den".
+        classical: the classical methods it is compared with (at least one).
+
+    Returns:
+        (per_dataset, summary). per_dataset: DataFrame indexed by dataset (sorted, as the
+        table's rows) with columns
+            diff: the mean over repeats of the paired per-split difference ``method`` minus the
+                best classical method, in points (% of the metric);
+            diff_se: its standard error over those repeats;
+            beats: whether ``method``'s mean over repeats, as printed (2 decimals), is above
+                every classical method's.
+        summary: dict with
+            method: ``method``; best: the best classical method; classical: ``classical``;
+            diff, diff_se: the mean of the per-dataset diffs and its standard error with
+                datasets as the unit (their standard deviation / sqrt(datasets), NaN for one);
+            beats: on how many datasets ``method`` beats every classical method;
+            datasets: how many datasets there are.
+    """
+    classical = list(classical)
+    if not classical:
+        raise ValueError("reference_differences needs at least one classical method")
+    means = 100 * scores.groupby(["dataset", "method"])[metric].mean().unstack("method")
+    missing = [m for m in [method, *classical] if m not in means.columns]
+    if missing:
+        raise ValueError(f"no {metric} scores for {missing}")
+    overall = means[classical].mean(axis=0)
+    best = classical[int(np.argmax(overall.to_numpy()))]
+    keys = ["dataset", "repeat"]
+    mine = scores.loc[scores["method"] == method, keys + [metric]]
+    theirs = scores.loc[scores["method"] == best, keys + [metric]]
+    paired = mine.merge(theirs, on=keys, suffixes=("", "_best"))
+    diff = 100 * (paired[metric] - paired[f"{metric}_best"])
+    grouped = diff.groupby(paired["dataset"])
+    shown = means.round(2)
+    per_dataset = pd.DataFrame({"diff": grouped.mean(),
+                                "diff_se": grouped.std(ddof=1) / np.sqrt(grouped.count()),
+                                "beats": shown[method] > shown[classical].max(axis=1)}).sort_index()
+    per_dataset.index.name = "dataset"
+    diffs = per_dataset["diff"].dropna()
+    summary = {"method": method, "best": best, "classical": classical, "diff": float(diffs.mean()),
+               "diff_se": float(diffs.std(ddof=1) / np.sqrt(len(diffs))) if len(diffs) > 1 else float("nan"),
+               "beats": int(per_dataset["beats"].sum()), "datasets": len(per_dataset)}
+    return per_dataset, summary
+
+
+def reference_note(summary: dict, labels: dict[str, str]) -> str:
+    """What the last column of a table with ``reference_differences`` holds (for its caption)."""
+    def name(method):
+        return labels.get(method, method)
+
+    return (f"last column: {name(summary['method'])} minus the classical method with the highest mean "
+            f"({name(summary['best'])}, of {', '.join(name(m) for m in summary['classical'])}), the mean "
+            f"paired difference over splits (s.e. over repeats; on the Mean row mean and s.e. over "
+            f"datasets), and on how many datasets {name(summary['method'])} beats every classical method")
+
+
+REFERENCE_COLUMNS = {"diff": "diff_to_best_classical", "diff_se": "diff_to_best_classical_se",
+                     "beats": "beats_all_classical"}
+
+
+def with_reference(summary: pd.DataFrame, per_dataset: pd.DataFrame,
+                   reference: tuple[pd.DataFrame, dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The table's two CSVs with ``reference_differences``' numbers on the reference method's
+    rows (empty on the others).
+
+    Args:
+        summary: ``method_summary`` (indexed by method): gets best_classical,
+            diff_to_best_classical, diff_to_best_classical_se (datasets as the unit),
+            beats_all_classical (a count) and datasets.
+        per_dataset: ``dataset_summary`` rows (dataset, method, ...): get
+            diff_to_best_classical, diff_to_best_classical_se (over repeats) and
+            beats_all_classical (true/false).
+    """
+    per, info = reference
+    row = pd.DataFrame({"best_classical": [info["best"]], REFERENCE_COLUMNS["diff"]: [info["diff"]],
+                        REFERENCE_COLUMNS["diff_se"]: [info["diff_se"]],
+                        REFERENCE_COLUMNS["beats"]: pd.array([info["beats"]], dtype="Int64"),
+                        "datasets": pd.array([info["datasets"]], dtype="Int64")},
+                       index=pd.Index([info["method"]], name=summary.index.name))
+    rows = per.rename(columns=REFERENCE_COLUMNS).assign(method=info["method"]).reset_index()
+    return summary.join(row), per_dataset.merge(rows, on=["dataset", "method"], how="left")
+
+
+def _reference_cells(reference, labels: dict[str, str], datasets) -> tuple | None:
+    """The last column of a per-dataset table with ``reference``: its head, a cell per dataset,
+    the Mean cell and the Best on cell."""
+    if reference is None:
+        return None
+    per_dataset, summary = reference
+
+    def signed(value, se):
+        return "--" if not np.isfinite(value) else f"{value:+.2f} ({_fmt(se)})"
+
+    method, best = summary["method"], summary["best"]
+    rows = {d: signed(per_dataset.at[d, "diff"], per_dataset.at[d, "diff_se"]) if d in per_dataset.index
+            else "--" for d in datasets}
+    beats = f"beats all on {summary['beats']} of {summary['datasets']}"
+    return (f"{labels.get(method, method)} - {labels.get(best, best)}", rows,
+            signed(summary["diff"], summary["diff_se"]), beats)
+
+
 def _fmt(value: float, digits: int = 2) -> str:
     return "--" if not np.isfinite(value) else f"{value:.{digits}f}"
 
@@ -110,7 +224,7 @@ def _dataset_grid(per_dataset: pd.DataFrame, methods: list[str]):
 
 
 def latex_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels: dict[str, str],
-                        caption: str, label: str) -> str:
+                        caption: str, label: str, reference: tuple[pd.DataFrame, dict] | None = None) -> str:
     """A booktabs table per dataset: a row each with every method's "mean (s.e.)" over repeats
     (the row's best in bold), then "Mean" (each method's mean over datasets) and "Best on"
     (on how many datasets the method has the row's best mean; ties count for each).
@@ -118,41 +232,56 @@ def latex_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels: d
     Args:
         per_dataset: ``dataset_summary`` of one setting: columns dataset, method, mean, se.
         methods: the methods, in column order.
+        reference: ``reference_differences``' (per_dataset, summary), or None: adds a last column
+            "<reference method> - <best classical method>" with the mean paired difference per
+            dataset (s.e. over repeats), on the Mean row its mean over datasets (s.e. over
+            datasets) and on the Best on row "beats all on k of n" (datasets where the
+            reference method beats every classical method).
     """
     means, ses, best, wins = _dataset_grid(per_dataset, methods)
     overall = means.mean(axis=0)
+    extra = _reference_cells(reference, labels, means.index)
     bold = "\\textbf{{{}}}".format
-    head = "Dataset & " + " & ".join(latex_escape(labels.get(m, m)) for m in methods)
+    heads = [latex_escape(labels.get(m, m)) for m in methods]
+    heads += [latex_escape(extra[0]).replace(" - ", " $-$ ")] if extra else []
     lines = ["\\begin{table}[t]", f"\\caption{{{caption}}}", f"\\label{{{label}}}", "\\begin{center}",
-             "\\begin{tabular}{l" + "c" * len(methods) + "}", "\\toprule", head + " \\\\", "\\midrule"]
+             "\\begin{tabular}{l" + "c" * len(heads) + "}", "\\toprule",
+             "Dataset & " + " & ".join(heads) + " \\\\", "\\midrule"]
     for dataset in means.index:
         cells = [f"{_fmt(means.at[dataset, m])} ({_fmt(ses.at[dataset, m])})" for m in methods]
         cells = [bold(c) if best.at[dataset, m] else c for c, m in zip(cells, methods)]
+        cells += [extra[1][dataset]] if extra else []
         lines.append(latex_escape(dataset) + " & " + " & ".join(cells) + " \\\\")
     lines.append("\\midrule")
-    lines.append("Mean & " + " & ".join(bold(_fmt(overall[m])) if overall[m] == overall.max()
-                                        else _fmt(overall[m]) for m in methods) + " \\\\")
-    lines.append("Best on & " + " & ".join(bold(wins[m]) if wins[m] == wins.max() else str(wins[m])
-                                           for m in methods) + " \\\\")
+    mean_cells = [bold(_fmt(overall[m])) if overall[m] == overall.max() else _fmt(overall[m])
+                  for m in methods]
+    lines.append("Mean & " + " & ".join(mean_cells + ([extra[2]] if extra else [])) + " \\\\")
+    win_cells = [bold(wins[m]) if wins[m] == wins.max() else str(wins[m]) for m in methods]
+    lines.append("Best on & " + " & ".join(win_cells + ([extra[3]] if extra else [])) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}", "\\end{center}", "\\end{table}", ""]
     return "\n".join(lines)
 
 
-def markdown_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels: dict[str, str]) -> str:
+def markdown_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels: dict[str, str],
+                           reference: tuple[pd.DataFrame, dict] | None = None) -> str:
     """The table of ``latex_dataset_table`` in Markdown (for docs): mean (s.e.) per dataset and
-    method, the row's best in bold, then "Mean" and "Best on"."""
+    method, the row's best in bold, then "Mean" and "Best on"; ``reference`` adds the same last
+    column as there."""
     means, ses, best, wins = _dataset_grid(per_dataset, methods)
     overall = means.mean(axis=0)
-    lines = ["| Dataset | " + " | ".join(labels.get(m, m) for m in methods) + " |",
-             "|---|" + "---:|" * len(methods)]
+    extra = _reference_cells(reference, labels, means.index)
+    heads = [labels.get(m, m) for m in methods] + ([extra[0]] if extra else [])
+    lines = ["| Dataset | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
     for dataset in means.index:
         cells = [f"{_fmt(means.at[dataset, m])} ({_fmt(ses.at[dataset, m])})" for m in methods]
         cells = [f"**{c}**" if best.at[dataset, m] else c for c, m in zip(cells, methods)]
+        cells += [extra[1][dataset]] if extra else []
         lines.append(f"| {dataset} | " + " | ".join(cells) + " |")
-    lines.append("| Mean | " + " | ".join(f"**{_fmt(overall[m])}**" if overall[m] == overall.max()
-                                          else _fmt(overall[m]) for m in methods) + " |")
-    lines.append("| Best on | " + " | ".join(f"**{wins[m]}**" if wins[m] == wins.max() else str(wins[m])
-                                             for m in methods) + " |")
+    mean_cells = [f"**{_fmt(overall[m])}**" if overall[m] == overall.max() else _fmt(overall[m])
+                  for m in methods]
+    lines.append("| Mean | " + " | ".join(mean_cells + ([extra[2]] if extra else [])) + " |")
+    win_cells = [f"**{wins[m]}**" if wins[m] == wins.max() else str(wins[m]) for m in methods]
+    lines.append("| Best on | " + " | ".join(win_cells + ([extra[3]] if extra else [])) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -264,6 +264,45 @@ def mean_proba(task_models: list[TaskModel], x_query: np.ndarray,
     return np.mean([model.predict_proba(x_query, chunk_rows) for model in task_models], axis=0)
 
 
+def one_vs_rest_models(den, x_support: np.ndarray, y_support: np.ndarray, n_classes: int,
+                       config: FinetuneConfig | None = None, x_unlabeled: np.ndarray | None = None
+                       ) -> list[list[TaskModel] | None]:
+    """A binary DEN on a task of ``n_classes`` > 2 classes, one binary task per class.
+
+    For each class k the binary task "class k or not" of the support rows gets its own task
+    models (``fine_tuned_models`` with ``config``; without fine-tuning where class k has
+    fewer than two support rows, or fewer rows than early stopping's folds).
+
+    Returns:
+        per class k, its task models, or None for a class with no support row.
+    """
+    out = []
+    for k in range(n_classes):
+        binary = (np.asarray(y_support) == k).astype(np.int32)
+        positives = int(binary.sum())
+        if positives == 0:
+            out.append(None)
+            continue
+        folds = config.ensemble if config is not None and config.early_stopping else 2
+        class_config = config if min(positives, len(binary) - positives) >= folds else None
+        out.append(fine_tuned_models(den, x_support, binary, 2, class_config, x_unlabeled=x_unlabeled)[0])
+    return out
+
+
+def one_vs_rest_proba(class_models: list[list[TaskModel] | None], x_query: np.ndarray,
+                      chunk_rows: int | None = None) -> np.ndarray:
+    """(m, L) class probabilities from ``one_vs_rest_models``: each class's probability of
+    "class k" (averaged over its task models), normalised over the classes; a class with no
+    support row gets 0."""
+    scores = np.zeros((len(x_query), len(class_models)))
+    for k, models in enumerate(class_models):
+        if models is not None:
+            scores[:, k] = mean_proba(models, x_query, chunk_rows)[:, 1]
+    total = scores.sum(axis=1, keepdims=True)
+    present = np.array([m is not None for m in class_models], dtype=float)
+    return np.where(total > 0, scores / np.where(total > 0, total, 1.0), present / present.sum())
+
+
 def _early_stopped_models(den, x_support, y_support, n_classes, config, x_unlabeled):
     """``fine_tuned_models`` with ``config.early_stopping``: one run per fold, all stopped at
     the epoch ``choose_epoch`` picks from the folds' held-out losses; with
