@@ -32,6 +32,17 @@ def test_tuples_enumerate_all_when_small_and_sample_with_seed_when_large():
     assert not np.array_equal(a, c)
 
 
+def test_max_tuples_caps_wide_tasks_with_a_fixed_subset():
+    capped = feature_tuples(40, 2, 0, max_tuples=100)
+    assert capped.shape == (100, 2) and len({tuple(t) for t in capped.tolist()}) == 100
+    assert np.array_equal(capped, feature_tuples(40, 2, 0, max_tuples=100))
+    assert set(np.unique(capped)) > set(range(30))  # spread over the features
+    assert np.array_equal(feature_tuples(5, 2, 0, max_tuples=100), feature_tuples(5, 2, 0))
+    assert DEN(ModelConfig(max_tuples=50, **SMALL)).tuples(12).shape == (50, 2)
+    with pytest.raises(ValueError, match="max_tuples"):
+        ModelConfig(max_tuples=0)
+
+
 # -- calibration ------------------------------------------------------------------------
 def test_calibrate_matches_the_lattice_layer_including_missing_values():
     cal = Calibration(3, 10)

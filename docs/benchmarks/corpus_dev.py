@@ -194,10 +194,21 @@ def _evaluate(args, label: str, spec: dict, model=None, finetune=None) -> None:
     print(f"{label}: {time.time() - started:.0f} s")
 
 
-def cmd_evaluate(args) -> None:
+def _load_model(args):
+    """The pre-trained model NAME, its config changed by --override (e.g. max_tuples)."""
+    import dataclasses
+
     from den.model.den import DEN
 
     model = DEN.load(args.out / "models" / f"{args.name}.npz")
+    override = json.loads(args.override)
+    if override:
+        model = DEN(dataclasses.replace(model.config, **override), model.network, model.metadata)
+    return model
+
+
+def cmd_evaluate(args) -> None:
+    model = _load_model(args)
     if args.no_finetune:
         _evaluate(args, args.label, {"kind": "den", "variant": "no_finetune"}, model)
     else:
@@ -243,12 +254,10 @@ def _evaluate_multiclass(args, label: str, spec: dict, model=None, finetune=None
 
 
 def cmd_evaluate_mc(args) -> None:
-    from den.model.den import DEN
-
     if args.name in CLASSICAL:
         _evaluate_multiclass(args, args.name, CLASSICAL[args.name])
         return
-    model = DEN.load(args.out / "models" / f"{args.name}.npz")
+    model = _load_model(args)
     variant = "no_finetune" if args.no_finetune else "den"
     finetune = None if args.no_finetune else json.loads(args.finetune)
     _evaluate_multiclass(args, args.label, {"kind": "den", "variant": variant}, model, finetune)
@@ -316,6 +325,7 @@ def main(argv=None) -> None:
     p.add_argument("label")
     p.add_argument("--finetune", default="{}", help="FinetuneConfig keywords as JSON")
     p.add_argument("--no-finetune", action="store_true")
+    p.add_argument("--override", default="{}", help="ModelConfig keywords changed at evaluation (JSON)")
     sub.add_parser("classical")
     p = sub.add_parser("report")
     p.add_argument("--methods", help="comma-separated labels to show (with the classical methods)")
@@ -325,6 +335,7 @@ def main(argv=None) -> None:
     p.add_argument("label", nargs="?")
     p.add_argument("--finetune", default="{}", help="FinetuneConfig keywords as JSON")
     p.add_argument("--no-finetune", action="store_true")
+    p.add_argument("--override", default="{}", help="ModelConfig keywords changed at evaluation (JSON)")
     args = parser.parse_args(argv)
     {"split": cmd_split, "pretrain": cmd_pretrain, "evaluate": cmd_evaluate, "classical": cmd_classical,
      "report": cmd_report, "evaluate-mc": cmd_evaluate_mc}[args.command](args)

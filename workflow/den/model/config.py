@@ -34,6 +34,8 @@ class ModelConfig:
             class-conditional Gaussian kernel density at the query's tuple, as a log ratio of
             the two classes and a log density level per bandwidth, feeds phi's first layer
             beside [z^t, s^t] (``DENNetwork.local_features``). Empty (the paper): s^t alone.
+        max_tuples: most feature tuples a task pools over (a fixed random subset of them
+            beyond, ``den.model.tuples.feature_tuples``); None (the paper): d^2.
         seed: initialisation seed, and the seed of the tuple subsets when d^r > d^2.
     """
 
@@ -50,6 +52,7 @@ class ModelConfig:
     max_classes: int = 10
     label_dim: int = 8
     local_bandwidths: tuple[float, ...] = ()
+    max_tuples: int | None = None
     seed: int = 91620
 
     def __post_init__(self):
@@ -75,6 +78,8 @@ class ModelConfig:
             problems.append(f"max_classes must be >= 2, got {self.max_classes}")
         if any(not float(b) > 0 for b in self.local_bandwidths):
             problems.append(f"local_bandwidths must be > 0, got {list(self.local_bandwidths)}")
+        if self.max_tuples is not None and self.max_tuples < 1:
+            problems.append(f"max_tuples must be >= 1 or null, got {self.max_tuples}")
         if self.local_bandwidths and self.head != "binary":
             problems.append("local_bandwidths (the local embedding) needs the binary head")
         if problems:

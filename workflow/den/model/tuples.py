@@ -9,28 +9,34 @@ import numpy as np
 
 
 @functools.lru_cache(maxsize=256)
-def feature_tuples(n_features: int, order: int, seed: int) -> np.ndarray:
+def feature_tuples(n_features: int, order: int, seed: int,
+                   max_tuples: int | None = None) -> np.ndarray:
     """Index tuples over which the embedding and the Deep Sets classifier pool.
 
     All of [d]^r, enumerated in lexicographic order, when d^r <= d^2 (always for r <= 2).
     Otherwise a fixed random subset of d^2 distinct tuples, drawn with ``seed`` (the
     paper's appendix D), sorted lexicographically. The same array serves the support
-    (embedding) branch and the query (classifier) branch of one task.
+    (embedding) branch and the query (classifier) branch of one task. With ``max_tuples``
+    the budget is min(d^2, max_tuples): a wide task pools over a random subset of its tuples
+    (mean pooling makes that an estimate of the mean over all), which bounds the cost per row.
 
     Args:
         n_features: d >= 1, the number of features of the task.
         order: r >= 1, the dependency order.
         seed: the run's seed; only used when sampling.
+        max_tuples: most tuples, or None (the paper: d^2).
 
     Returns:
-        int32 array of shape (T, r), T = min(d^r, d^2), read-only.
+        int32 array of shape (T, r), T = min(d^r, d^2, max_tuples), read-only.
     """
     if n_features < 1:
         raise ValueError(f"a task needs at least one feature, got n_features={n_features}")
     if order < 1:
         raise ValueError(f"the dependency order r must be >= 1, got {order}")
+    if max_tuples is not None and max_tuples < 1:
+        raise ValueError(f"max_tuples must be >= 1 or None, got {max_tuples}")
     d, r = int(n_features), int(order)
-    budget = d * d
+    budget = d * d if max_tuples is None else min(d * d, int(max_tuples))
     if d**r <= budget:
         out = np.array(list(itertools.product(range(d), repeat=r)), dtype=np.int32)
     else:
