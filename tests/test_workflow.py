@@ -252,6 +252,54 @@ def test_local_copies_benchmark_and_its_development_split_list_their_job_graph(t
     assert counts["prepare_dataset"] == 16 + generated  # the real sets and every generated task
 
 
+def test_corpus_benchmark_lists_its_job_graph(tmp_path):
+    """config/corpus.yaml (issue 19): DEN and the meta-learned baselines pre-trained once on the
+    corpus sets, every method evaluated on the tabular sets. The dry run reads no data file;
+    it runs with 1 repeat instead of the config's 10 to stay fast (the graph scales with it)."""
+    from den import workflow_config as wc
+
+    (tmp_path / "config").mkdir()
+    for name in ("config.yaml", "corpus.yaml"):
+        shutil.copy(ROOT / "config" / name, tmp_path / "config" / name)
+    corpus = yaml.safe_load((ROOT / "config" / "corpus.yaml").read_text())
+    experiments = corpus["experiments"]
+    (tmp_path / "config" / "one.yaml").write_text(yaml.safe_dump(
+        {"experiments": {name: {"repeats": 1} for name in experiments}}))
+    pretraining = {name for name in corpus["datasets"] if name.startswith("corpus-")}
+    evaluated = set(corpus["datasets"]) - pretraining
+    assert len(pretraining) == 106 and len(evaluated) == 20
+    assert all(corpus["datasets"][name]["path"].startswith("corpus/") for name in pretraining)
+    assert all(corpus["datasets"][name]["path"].startswith("tabular/") for name in evaluated)
+    binary, everything = experiments["corpus"]["pretrain_on"], experiments["corpus_mc"]["pretrain_on"]
+    assert set(everything) == pretraining and len(binary) == 55 and set(binary) < pretraining
+    assert experiments["corpus_r"]["pretrain_on"] == binary
+    assert set(experiments["corpus"]["datasets"]) | set(experiments["corpus_mc"]["datasets"]) == evaluated
+    assert experiments["corpus_r"]["datasets"] == experiments["corpus"]["datasets"]
+    assert experiments["corpus_mc"]["model"]["max_classes"] >= 18  # the corpus's most classes
+    assert {spec["repeats"] for spec in experiments.values()} == {10}
+    # a relative path is found under data_dir, names with '.' or '+' included
+    default = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config = {**default, **corpus, "data_dir": str(tmp_path / "data")}
+    path = wc.dataset_spec(config, "corpus-parity5_plus_5")["path"]
+    assert path == str(tmp_path / "data" / "corpus" / "parity5+5.csv.gz")
+    tables = [f"results/tables/{name}.tex" for name in experiments]
+    configs = [str(tmp_path / "config" / name) for name in ("corpus.yaml", "one.yaml")]
+    dry = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", *configs,
+                     "--config", f"data_dir={tmp_path / 'data'}", "--", *tables)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    counts = _job_counts(dry)
+    assert counts["table"] == 3 and counts["prepare_dataset"] == 126
+    meta = {name for name, spec in default["methods"].items() if spec["kind"] == "meta"}
+    binary_meta = [m for m in experiments["corpus"]["methods"] if m in meta]
+    multiclass_meta = [m for m in experiments["corpus_mc"]["methods"] if m in meta]
+    assert len(binary_meta) == 10 and len(multiclass_meta) == 6
+    # binary DEN with and without PLFs, multiclass DEN, a model per meta baseline and head, and the
+    # r sweep's orders 1 and 3 (order 2 is table corpus's DEN model, trained once)
+    assert counts["pretrain"] == 2 + 1 + len(binary_meta) + len(multiclass_meta) + 2, counts
+    assert counts["evaluate"] == sum(len(spec["methods"]) * len(spec["datasets"]) * len(wc.settings(spec))
+                                     for spec in experiments.values()) == 19 * 16 + 12 * 4 + 3 * 16
+
+
 def test_killed_run_resumes_and_gives_identical_tables(finished_run, tmp_path):
     """Kill -9 midway (as a power loss would), unlock, resume with --rerun-incomplete: the
     tables equal an uninterrupted run's."""
