@@ -195,16 +195,20 @@ def _evaluate(args, label: str, spec: dict, model=None, finetune=None) -> None:
 
 
 def _load_model(args):
-    """The pre-trained model NAME, its config changed by --override (e.g. max_tuples)."""
+    """The pre-trained model NAME, its config changed by --override (e.g. max_tuples); for
+    NAME "a,b,..." the list of models, whose fine-tuned probabilities are averaged."""
     import dataclasses
 
     from den.model.den import DEN
 
-    model = DEN.load(args.out / "models" / f"{args.name}.npz")
     override = json.loads(args.override)
-    if override:
-        model = DEN(dataclasses.replace(model.config, **override), model.network, model.metadata)
-    return model
+    models = []
+    for name in args.name.split(","):
+        model = DEN.load(args.out / "models" / f"{name}.npz")
+        if override:
+            model = DEN(dataclasses.replace(model.config, **override), model.network, model.metadata)
+        models.append(model)
+    return models[0] if len(models) == 1 else models
 
 
 def cmd_evaluate(args) -> None:
