@@ -156,6 +156,10 @@ def cmd_pretrain(args) -> None:
     for name in multiclass if args.binarized else []:
         tasks += binarized(load(args.data, args.out, name), args.binarized, EVAL_SEED)
     model_settings = {"keypoint_placement": "quantile", **json.loads(args.model)}
+    if args.multiclass_head:  # plus the multiclass sets of multiclass_split's training part as they are
+        tasks += [load(args.data, args.out, name) for name in multiclass_split(args.data)[1]]
+        model_settings = {"head": "multiclass", "max_classes": max(t.n_classes for t in tasks),
+                          **model_settings}
     pretrain_settings = {"steps": args.steps, "query_rows": 128, "support_rows": 128, "support_rows_min": 25,
                          "flip_rate": 0.5, "seed": EVAL_SEED, **json.loads(args.pretrain)}
     started = time.time()
