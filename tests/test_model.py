@@ -331,3 +331,16 @@ def test_local_embedding_in_prediction_equals_the_training_path(binary_task):
     assert not np.allclose(task_model.predict_logits(xq), direct, atol=1e-3)
     with pytest.raises(ValueError, match="binary head"):
         ModelConfig(head="multiclass", local_bandwidths=(0.1,))
+
+
+def test_tuple_attention_starts_as_the_mean_and_weights_tuples_by_their_embedding(binary_task):
+    (xs, ys), (xq, _) = split(binary_task)
+    plain = DEN(ModelConfig(**SMALL))
+    attending = DEN(ModelConfig(tuple_attention=True, **SMALL))
+    attending.network.set_weights_dict({**plain.network.weights_dict(),
+                                        "den/attention": np.zeros(SMALL["phi_units"][0], np.float32)})
+    a, b = TaskModel(plain, xs, ys), TaskModel(attending, xs, ys, keypoints=None)
+    np.testing.assert_allclose(a.predict_logits(xq), b.predict_logits(xq), atol=1e-5)
+    attending.network.attention.assign(np.random.default_rng(1).normal(0, 3, SMALL["phi_units"][0]))
+    b.invalidate()
+    assert not np.allclose(a.predict_logits(xq), b.predict_logits(xq), atol=1e-3)

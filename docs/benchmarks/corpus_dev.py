@@ -300,15 +300,28 @@ def cmd_report(args) -> None:
     per_set = 100 * complete.groupby(level="dataset").mean()
     classical = [m for m in CLASSICAL if m in per_set.columns]
     best = per_set[classical].mean().idxmax() if classical else None
-    print(f"{len(per_set)} validation sets x {REPEATS} repeats (complete splits only: {len(complete)})")
-    print(per_set.round(2).to_string())
+    print(f"{len(per_set)} validation sets x {args.repeats} repeats (complete splits only: {len(complete)})")
+    if not args.markdown:
+        print(per_set.round(2).to_string())
     summary = pd.DataFrame({"mean": per_set.mean(), "best_on": per_set.eq(per_set.max(axis=1), axis=0).sum()})
     if best is not None:
         diff = per_set.sub(per_set[best], axis=0)
         summary[f"vs_{best}"] = diff.mean()
         summary["se"] = diff.std(ddof=1) / np.sqrt(len(diff))
         summary["beats_all_classical"] = per_set.gt(per_set[classical].max(axis=1), axis=0).sum()
-    print(summary.sort_values("mean", ascending=False).round(2).to_string())
+    summary = summary.sort_values("mean", ascending=False)
+    if args.markdown:
+        columns = list(summary.index)
+        print("| set | " + " | ".join(columns) + " |\n|---|" + "---:|" * len(columns))
+        for name, row in per_set[columns].iterrows():
+            cells = [f"**{v:.2f}**" if v == row.max() else f"{v:.2f}" for v in row]
+            print(f"| {name} | " + " | ".join(cells) + " |")
+        print("| mean | " + " | ".join(f"{v:.2f}" for v in summary["mean"]) + " |")
+        if best is not None:
+            diffs = [f"{d:+.2f} ({e:.2f})" for d, e in zip(summary[f"vs_{best}"], summary["se"])]
+            print(f"| vs {best} (s.e.) | " + " | ".join(diffs) + " |")
+        return
+    print(summary.round(2).to_string())
 
 
 def main(argv=None) -> None:
@@ -338,6 +351,7 @@ def main(argv=None) -> None:
     p = sub.add_parser("report")
     p.add_argument("--methods", help="comma-separated labels to show (with the classical methods)")
     p.add_argument("--multiclass", action="store_true", help="the multiclass validation sets (accuracy)")
+    p.add_argument("--markdown", action="store_true", help="per-set table in Markdown, methods by mean")
     p = sub.add_parser("evaluate-mc", help="multiclass validation sets; NAME a model or a classical method")
     p.add_argument("name")
     p.add_argument("label", nargs="?")

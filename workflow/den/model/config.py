@@ -36,6 +36,8 @@ class ModelConfig:
             beside [z^t, s^t] (``DENNetwork.local_features``). Empty (the paper): s^t alone.
         max_tuples: most feature tuples a task pools over (a fixed random subset of them
             beyond, ``den.model.tuples.feature_tuples``); None (the paper): d^2.
+        tuple_attention: pool phi over tuples with weights computed from each tuple's
+            embedding s^t (``DENNetwork.pooled``) instead of the paper's plain mean.
         seed: initialisation seed, and the seed of the tuple subsets when d^r > d^2.
     """
 
@@ -53,6 +55,7 @@ class ModelConfig:
     label_dim: int = 8
     local_bandwidths: tuple[float, ...] = ()
     max_tuples: int | None = None
+    tuple_attention: bool = False
     seed: int = 91620
 
     def __post_init__(self):

@@ -20,6 +20,10 @@ Local embedding (``ModelConfig.local_bandwidths``, binary head; not in the paper
     s^t summarises the support set once; l^t reads it around each query row, so the
     classifier sees the class-conditional densities of every tuple where the query lies.
 
+Tuple attention (``ModelConfig.tuple_attention``; not in the paper): the mean over tuples
+becomes a weighted mean, w = softmax_t(u . relu(s^t W_s + b)), so a task's informative tuples
+can outweigh the rest; u starts at 0 (the mean).
+
 Mean pooling over tuples (appendix B) keeps the scale independent of d. phi's first layer
 acts on [z^t, s^t]; s^t is the same for every query row, so its part (s^t W_s + b) is
 computed once per tuple, not once per row. phi's last layer is linear and commutes with
@@ -89,6 +93,8 @@ class DENNetwork(tf.Module):
             self.phi_z = tf.Variable(_glorot(rng, r, p[0]), name="phi_z")
             self.phi_s = tf.Variable(_glorot(rng, self.tuple_dim, p[0]), name="phi_s")
             self.phi_b = tf.Variable(np.zeros(p[0], np.float32), name="phi_b")
+            if config.tuple_attention:  # zeros: uniform weights, the paper's mean pooling at start
+                self.attention = tf.Variable(np.zeros(p[0], np.float32), name="attention")
             if config.local_bandwidths:
                 self.phi_l = tf.Variable(_glorot(rng, 2 * len(config.local_bandwidths), p[0]), name="phi_l")
             self.phi_layers = [_Dense(rng, a, b, True, f"phi{i + 1}") for i, (a, b) in
@@ -191,8 +197,11 @@ class DENNetwork(tf.Module):
         a = tf.reshape(tf.nn.relu(a), [n * t, -1])
         for layer in self.phi_layers:
             a = layer(a)
-        a = tf.reduce_mean(tf.reshape(a, [n, t, -1]), axis=1)
-        return self.phi_out(a)
+        a = tf.reshape(a, [n, t, -1])
+        if self.config.tuple_attention:  # weights of the tuples from their embeddings s^t alone
+            weights = tf.nn.softmax(tf.linalg.matvec(tf.nn.relu(bias), self.attention))  # (T,)
+            return self.phi_out(tf.tensordot(a, weights, axes=[[1], [0]]))
+        return self.phi_out(tf.reduce_mean(a, axis=1))
 
     def context(self, z_support, y_support, tuples, n_classes):
         """Everything the query rows need from the support set, computed once.
