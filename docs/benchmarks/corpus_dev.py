@@ -67,6 +67,19 @@ def _group(name: str) -> tuple[str, ...]:
     return next((g for g in GROUPS if name in g), (name,))
 
 
+def _draw_groups(order, count: int) -> tuple[list[str], set[str]]:
+    """The first ``count`` names of ``order`` whose group is not yet drawn, and every name of
+    the groups drawn (``GROUPS``: held back whole)."""
+    validation, held = [], set()
+    for name in order:
+        if len(validation) == count:
+            break
+        if name not in held:
+            validation.append(str(name))
+            held |= set(_group(name))
+    return validation, held
+
+
 def split(data: Path) -> tuple[list[str], list[str], list[str]]:
     """(validation binary sets, training binary sets, training multiclass sets), each sorted.
 
@@ -78,13 +91,7 @@ def split(data: Path) -> tuple[list[str], list[str], list[str]]:
     rows = dict(zip(table["name"], table["rows"]))
     eligible = sorted(n for n in classes if classes[n] == 2 and rows[n] >= MIN_ROWS)
     order = np.random.default_rng(SPLIT_SEED).permutation(eligible)
-    validation, held = [], set()
-    for name in order:
-        if len(validation) == VALIDATION_SETS:
-            break
-        if name not in held:
-            validation.append(str(name))
-            held |= set(_group(name))
+    validation, held = _draw_groups(order, VALIDATION_SETS)
     training = sorted(n for n in classes if classes[n] == 2 and n not in held)
     multiclass = sorted(n for n in classes if classes[n] > 2 and n not in held)
     return sorted(validation), training, multiclass
@@ -105,13 +112,7 @@ def multiclass_split(data: Path) -> tuple[list[str], list[str]]:
     eligible = sorted(n for n in multiclass if rows[n] >= MIN_ROWS and classes[n] <= MC_MAX_CLASSES
                       and not set(_group(n)) & set(training))
     order = np.random.default_rng(SPLIT_SEED + 1).permutation(eligible)
-    validation, held = [], set()
-    for name in order:
-        if len(validation) == MC_VALIDATION_SETS:
-            break
-        if name not in held:
-            validation.append(str(name))
-            held |= set(_group(name))
+    validation, held = _draw_groups(order, MC_VALIDATION_SETS)
     return sorted(validation), sorted(n for n in multiclass if n not in held)
 
 
@@ -170,15 +171,20 @@ def cmd_pretrain(args) -> None:
     print(f"{args.name}: {len(tasks)} tasks, {args.steps} steps in {time.time() - started:.0f} s -> {path}")
 
 
+def _recorded(records: Path) -> set[tuple[str, int]]:
+    """(dataset, repeat) pairs a records file already holds: an interrupted run resumes."""
+    if not records.is_file():
+        return set()
+    return {(r["dataset"], r["repeat"]) for r in map(json.loads, records.read_text().splitlines())}
+
+
 def _evaluate(args, label: str, spec: dict, model=None, finetune=None) -> None:
     from den.experiments import evaluate_method
 
     validation, _, _ = split(args.data)
     records = args.out / "records" / f"{label}.jsonl"
     records.parent.mkdir(parents=True, exist_ok=True)
-    done = set()
-    if records.is_file():
-        done = {(r["dataset"], r["repeat"]) for r in map(json.loads, records.read_text().splitlines())}
+    done = _recorded(records)
     started = time.time()
     with records.open("a") as handle:
         for name in validation:
@@ -233,9 +239,7 @@ def _evaluate_multiclass(args, label: str, spec: dict, model=None, finetune=None
     validation, _ = multiclass_split(args.data)
     records = args.out / "records_mc" / f"{label}.jsonl"
     records.parent.mkdir(parents=True, exist_ok=True)
-    done = set()
-    if records.is_file():
-        done = {(r["dataset"], r["repeat"]) for r in map(json.loads, records.read_text().splitlines())}
+    done = _recorded(records)
     with records.open("a") as handle:
         for name in validation:
             task = load(args.data, args.out, name)
