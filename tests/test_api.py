@@ -28,7 +28,8 @@ def table():
 
 def test_fit_predict_on_a_mixed_table_with_string_labels(small_binary_model, table):
     frame, labels = table
-    clf = DENClassifier(model=small_binary_model, finetune_epochs=1, finetune_steps_per_epoch=2)
+    clf = DENClassifier(model=small_binary_model, preset="paper", finetune_epochs=1,
+                        finetune_steps_per_epoch=2)
     clf.fit(frame[:50], labels[:50], X_unlabeled=frame[50:])
     assert list(clf.classes_) == ["churn", "stay"]
     proba = clf.predict_proba(frame[50:])
@@ -54,7 +55,7 @@ def test_numpy_input_and_model_path(tmp_path, small_binary_model):
 
 def test_finetune_ensemble_averages_its_runs(small_binary_model, table):
     frame, labels = table
-    kwargs = dict(model=small_binary_model, finetune_epochs=2, finetune_steps_per_epoch=2,
+    kwargs = dict(model=small_binary_model, preset="paper", finetune_epochs=2, finetune_steps_per_epoch=2,
                   finetune_learning_rate=0.05, seed=4)
     clf = DENClassifier(finetune_ensemble=3, **kwargs).fit(frame[:50], labels[:50], X_unlabeled=frame[50:])
     assert len(clf.task_models_) == 3 and clf.task_model_ is clf.task_models_[0]
@@ -68,7 +69,8 @@ def test_finetune_ensemble_averages_its_runs(small_binary_model, table):
 
 def test_finetune_early_stopping_chooses_one_epoch_count_for_all_runs(small_binary_model, table):
     frame, labels = table
-    clf = DENClassifier(model=small_binary_model, finetune_epochs=4, finetune_steps_per_epoch=2,
+    clf = DENClassifier(model=small_binary_model, preset="paper", finetune_epochs=4,
+                        finetune_steps_per_epoch=2,
                         finetune_learning_rate=0.05, finetune_ensemble=3, finetune_early_stopping=True,
                         seed=4).fit(frame[:50], labels[:50])
     chosen = {model.finetune_epochs for model in clf.task_models_}
@@ -81,12 +83,14 @@ def test_finetune_early_stopping_chooses_one_epoch_count_for_all_runs(small_bina
     frozen = DENClassifier(model=small_binary_model, variant="no_finetune").fit(frame[:50], labels[:50])
     np.testing.assert_allclose(kept.predict_proba(frame[50:]), frozen.predict_proba(frame[50:]), atol=1e-6)
     with pytest.raises(ValueError, match="ensemble >= 2"):
-        DENClassifier(model=small_binary_model, finetune_early_stopping=True).fit(frame[:50], labels[:50])
+        DENClassifier(model=small_binary_model, preset="paper",
+                      finetune_early_stopping=True).fit(frame[:50], labels[:50])
 
 
 def test_finetune_output_scaling_with_early_stopping_restores_each_runs_map(small_binary_model, table):
     frame, labels = table
-    clf = DENClassifier(model=small_binary_model, finetune_epochs=4, finetune_steps_per_epoch=2,
+    clf = DENClassifier(model=small_binary_model, preset="paper", finetune_epochs=4,
+                        finetune_steps_per_epoch=2,
                         finetune_learning_rate=0.05, finetune_ensemble=3, finetune_early_stopping=True,
                         finetune_output_scaling=True, seed=4).fit(frame[:50], labels[:50])
     maps = {(float(m.logit_scale.numpy()), float(m.logit_bias.numpy())) for m in clf.task_models_}
@@ -104,7 +108,7 @@ def test_finetune_feature_counts_reach_the_task_models(small_binary_model):
     y = rng.integers(0, 2, 300)
     frame = pd.DataFrame(rng.normal(size=(300, 8)), columns=[f"c{j}" for j in range(8)])
     frame["c5"] += 2.0 * y  # the one informative column among eight
-    params = dict(model=small_binary_model, finetune_epochs=2, finetune_steps_per_epoch=2,
+    params = dict(model=small_binary_model, preset="paper", finetune_epochs=2, finetune_steps_per_epoch=2,
                   finetune_learning_rate=0.05, finetune_ensemble=3, finetune_early_stopping=True, seed=4)
     clf = DENClassifier(**params, finetune_feature_counts=(1,)).fit(frame[:50], y[:50])
     assert [m.features.tolist() for m in clf.task_models_] == [[5]] * 3
@@ -115,7 +119,7 @@ def test_finetune_feature_counts_reach_the_task_models(small_binary_model):
 
 
 def test_sklearn_params_and_clone(small_binary_model):
-    clf = DENClassifier(model=small_binary_model, finetune_epochs=3)
+    clf = DENClassifier(model=small_binary_model, preset="paper", finetune_epochs=3)
     assert clf.get_params()["finetune_epochs"] == 3
     clf.set_params(finetune_learning_rate=0.5, variant="no_finetune")
     copy = clone(clf)
@@ -126,7 +130,8 @@ def test_sklearn_params_and_clone(small_binary_model):
 def test_multiclass_labels_map_back(small_multiclass_model):
     task = make_task("mc", 150, 4, 3, seed=4)
     names = np.array(["a", "b", "c"])[task.y]
-    clf = DENClassifier(model=small_multiclass_model, finetune_epochs=1, finetune_steps_per_epoch=1)
+    clf = DENClassifier(model=small_multiclass_model, preset="paper", finetune_epochs=1,
+                        finetune_steps_per_epoch=1)
     clf.fit(task.x[:60], names[:60])
     assert clf.predict_proba(task.x[60:]).shape == (90, 3)
     assert set(clf.predict(task.x[60:])) <= {"a", "b", "c"}
@@ -162,10 +167,42 @@ def test_query_columns_must_match(small_binary_model, table):
         clf.predict(np.zeros((3, 2)))
 
 
-def test_more_classes_than_the_model_supports(small_binary_model):
-    task = make_task("three", 90, 3, 3, seed=5)
-    with pytest.raises(DENInputError, match="3 classes.*at most 2"):
-        DENClassifier(model=small_binary_model).fit(task.x, task.y)
+def test_more_classes_than_the_multiclass_head_supports(small_multiclass_model):
+    task = make_task("seven", 140, 3, 7, seed=5)
+    with pytest.raises(DENInputError, match="7 classes.*at most 6"):
+        DENClassifier(model=small_multiclass_model).fit(task.x, task.y)
+
+
+def test_a_binary_model_meets_more_classes_one_against_the_rest(small_binary_model):
+    task = make_task("three", 150, 3, 3, seed=5)
+    names = np.array(["a", "b", "c"])[task.y]
+    clf = DENClassifier(model=small_binary_model).fit(task.x[:60], names[:60])
+    assert clf.one_vs_rest_ and len(clf.class_models_) == 3 and len(clf.task_models_) == 3
+    proba = clf.predict_proba(task.x[60:])
+    assert proba.shape == (90, 3) and np.allclose(proba.sum(axis=1), 1)
+    # each column is its class's binary DEN ("class k or not"), normalised over the classes
+    alone = DENClassifier(model=small_binary_model).fit(task.x[:60], names[:60] == "b")
+    p_b = alone.predict_proba(task.x[60:])[:, 1]
+    raw = np.column_stack([m[0].predict_proba(clf.encoder_.transform(task.x[60:], "q"))[:, 1]
+                           for m in clf.class_models_])
+    np.testing.assert_allclose(raw[:, 1], p_b, atol=1e-6)
+    np.testing.assert_allclose(proba, raw / raw.sum(axis=1, keepdims=True), atol=1e-6)
+    assert np.array_equal(clf.predict(task.x[60:]), clf.classes_[proba.argmax(axis=1)])
+    tuned = DENClassifier(model=small_binary_model, preset="paper", finetune_epochs=1,
+                          finetune_steps_per_epoch=2).fit(task.x[:60], names[:60])
+    assert len(tuned.finetune_losses_) == 2 and not np.allclose(tuned.predict_proba(task.x[60:]), proba)
+
+
+def test_presets_set_the_variant(small_binary_model, table):
+    frame, labels = table
+    default = DENClassifier(model=small_binary_model).fit(frame[:50], labels[:50])
+    assert default.finetune_losses_ == [] and default.task_model_.finetune_epochs == 0
+    paper = DENClassifier(model=small_binary_model, preset="paper", finetune_steps_per_epoch=2)
+    assert len(paper.fit(frame[:50], labels[:50]).finetune_losses_) == 20  # 10 epochs x 2 steps
+    overridden = DENClassifier(model=small_binary_model, preset="paper", variant="no_finetune")
+    assert overridden.fit(frame[:50], labels[:50]).finetune_losses_ == []
+    with pytest.raises(DENInputError, match="preset must be one of"):
+        DENClassifier(model=small_binary_model, preset="fast").fit(frame[:50], labels[:50])
 
 
 def test_unreadable_model_paths(tmp_path):

@@ -44,7 +44,7 @@ def test_pretrain_then_predict(tmp_path, csv_tasks, capsys):
     out = tmp_path / "pred.csv"
     assert main(["predict", "--model", str(model), "--support", str(tmp_path / "support.csv"),
                  "--target", "label", "--query", str(tmp_path / "query.csv"), "--out", str(out),
-                 "--finetune-epochs", "1", "--keep-query-columns"]) == 0
+                 "--preset", "paper", "--finetune-epochs", "1", "--keep-query-columns"]) == 0
     pred = pd.read_csv(out)
     assert len(pred) == 70
     assert list(pred.columns[-3:]) == ["prediction", "proba_neg", "proba_pos"]
@@ -52,10 +52,13 @@ def test_pretrain_then_predict(tmp_path, csv_tasks, capsys):
     np.testing.assert_allclose(pred["proba_neg"] + pred["proba_pos"], 1, atol=1e-6)
     # early stopping: K-fold over the support set, K = the ensemble, which must be >= 2
     common = ["predict", "--model", str(model), "--support", str(tmp_path / "support.csv"), "--target",
-              "label", "--query", str(tmp_path / "query.csv"), "--finetune-epochs", "2",
+              "label", "--query", str(tmp_path / "query.csv"), "--preset", "paper", "--finetune-epochs", "2",
               "--finetune-early-stopping"]
     stopped = tmp_path / "stopped.csv"
     capsys.readouterr()
+    # fine-tuning options under the default preset (no fine-tuning) are an error, not ignored
+    assert main([*common[:-5], "--finetune-epochs", "2", "--out", str(stopped)]) == 2 and not stopped.exists()
+    assert "finetune_epochs given, but preset 'default' does not fine-tune" in capsys.readouterr().err
     assert main(common + ["--out", str(stopped)]) == 2 and not stopped.exists()
     assert "needs ensemble >= 2" in capsys.readouterr().err
     assert main(common + ["--out", str(stopped), "--finetune-ensemble", "2"]) == 0

@@ -132,7 +132,7 @@ def test_a_binary_den_classifies_multiclass_tasks_one_class_against_the_rest(bin
         accuracies = []
         for seed in (200, 201):
             (xs, ys), (xq, yq) = _held_out(seed, n_classes, separation=2.0)
-            proba = one_vs_rest_proba(one_vs_rest_models(model, xs, ys, n_classes, x_unlabeled=xq), xq)
+            proba = one_vs_rest_proba(one_vs_rest_models(model, xs, ys, n_classes, x_unlabeled=xq)[0], xq)
             np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-9)
             accuracies.append(float(np.mean(proba.argmax(axis=1) == yq)))
         assert np.mean(accuracies) >= stated, (n_classes, accuracies)

@@ -252,7 +252,7 @@ def _evaluate_multiclass(args, label: str, spec: dict, model=None, finetune=None
                     support, query = support_query_split(task.y, N_SUPPORT, s, MAX_QUERY)
                     config = None if finetune is None else FinetuneConfig(**{**finetune, "seed": s})
                     models = one_vs_rest_models(model, task.x[support], task.y[support], task.n_classes,
-                                                config, x_unlabeled=task.x[query])
+                                                config, x_unlabeled=task.x[query])[0]
                     result = score(task.y[query], one_vs_rest_proba(models, task.x[query]))
                 else:
                     result = evaluate_method(spec, task, n_support=N_SUPPORT, seed=EVAL_SEED, repeat=repeat,

@@ -1,15 +1,18 @@
 """``DENClassifier``: a pre-trained DEN as a scikit-learn style classifier for a new small task.
 
-    clf = DENClassifier(model="model.npz").fit(X_support, y_support)
+    clf = DENClassifier().fit(X_support, y_support)      # the shipped model, validated preset
     proba = clf.predict_proba(X_query)
+    DENClassifier(model="model.npz", preset="paper")      # your model, the paper's fine-tuning
 
 ``fit`` encodes the support table, fits the task's keypoints, fine-tunes the task's
 calibration (variant "den") and keeps the support set; prediction embeds the whole support
-set once and scores query rows in chunks.
+set once and scores query rows in chunks. A binary-head model on a task of more than two
+classes is used one class against the rest (one binary DEN per class).
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 
@@ -19,9 +22,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from den.data.encoding import TabularEncoder, encode_labels
 from den.errors import DENInputError
 from den.model.den import DEN
-from den.train.finetune import FinetuneConfig, fine_tuned_models, mean_proba
+from den.pretrained import PRESETS, shipped_model_path
+from den.train.finetune import FinetuneConfig, fit_task
 
 VARIANTS = ("den", "no_finetune")
+
 
 _LOADED: dict[tuple[str, float, int], DEN] = {}
 
@@ -45,8 +50,13 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
     """A pre-trained DEN fine-tuned on a task's support set.
 
     Args:
-        model: path of a saved DEN (``DEN.save`` / ``python -m den pretrain``) or a ``DEN``.
-        variant: "den" fine-tunes the calibration on the support set (the paper's DEN);
+        model: path of a saved DEN (``DEN.save`` / ``python -m den pretrain``) or a ``DEN``;
+            None: the pre-trained model shipped with the package (``den.pretrained``,
+            docs/model-card.md).
+        preset: "default" (the validated preset: no fine-tuning) or "paper" (the paper's
+            fine-tuning); it sets ``variant`` when that is None (see ``PRESETS``).
+        variant: None (the preset's), or "den": fine-tunes the calibration on the support set
+            with the ``finetune_*`` settings (the paper's DEN);
             "no_finetune" keeps the calibration at its initial identity PLFs (DEN w/o
             fine-tuning). A model pre-trained with ``use_calibration=False`` gives "DEN w/o
             PLF w/o fine-tuning" whatever the variant.
@@ -69,10 +79,15 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         n_features_in_: number of feature columns.
         task_models_: the fitted ``TaskModel`` of each fine-tuning run (one without an ensemble).
         task_model_: the first of them.
-        finetune_losses_: loss per fine-tuning step (of the first run).
+        finetune_losses_: loss per fine-tuning step (of the first run; of class 0's first
+            run one-vs-rest).
+        one_vs_rest_: True where a binary-head model meets more than two classes: then
+            ``class_models_`` holds each class's task models ("class k or not"; None for a
+            class without support rows) and ``task_models_`` all of them, class by class.
     """
 
-    def __init__(self, model=None, variant: str = "den", finetune_epochs: int = 10,
+    def __init__(self, model=None, preset: str = "default", variant: str | None = None,
+                 finetune_epochs: int = 10,
                  finetune_steps_per_epoch: int = 10, finetune_learning_rate: float = 0.001,
                  chunk_rows: int | None = None, min_support_rows: int = 10, seed: int = 0,
                  finetune_ensemble: int = 1, finetune_early_stopping: bool = False,
@@ -82,6 +97,7 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
                  finetune_feature_counts: tuple[int, ...] = (),
                  finetune_feature_counts_tolerance: float = 0.0):
         self.model = model
+        self.preset = preset
         self.variant = variant
         self.finetune_epochs = finetune_epochs
         self.finetune_steps_per_epoch = finetune_steps_per_epoch
@@ -111,12 +127,20 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
                 model supports, a bad variant.
             DENModelError: the model path is not a readable DEN model.
         """
-        if self.variant not in VARIANTS:
-            raise DENInputError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
-        if self.model is None:
-            raise DENInputError("DENClassifier needs model=<path of a pre-trained DEN> "
-                                "(make one with `python -m den pretrain`)")
-        den = load_model(self.model)
+        if self.preset not in PRESETS:
+            raise DENInputError(f"preset must be one of {tuple(PRESETS)}, got {self.preset!r}")
+        variant = PRESETS[self.preset]["variant"] if self.variant is None else self.variant
+        if variant not in VARIANTS:
+            raise DENInputError(f"variant must be one of {VARIANTS} (or None: the preset's), "
+                                f"got {self.variant!r}")
+        if variant == "no_finetune" and self.variant is None:
+            defaults = inspect.signature(type(self).__init__).parameters
+            changed = [name for name in defaults if name.startswith("finetune_")
+                       and getattr(self, name) != defaults[name].default]
+            if changed:
+                raise DENInputError(f"{', '.join(changed)} given, but preset {self.preset!r} does not "
+                                    f"fine-tune: add variant='den' (or preset='paper')")
+        den = load_model(shipped_model_path() if self.model is None else self.model)
         codes, classes = encode_labels(y)
         if len(classes) < 2:
             raise DENInputError(f"the support set has a single class ({classes.tolist()}); "
@@ -124,7 +148,7 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         if len(codes) < self.min_support_rows:
             raise DENInputError(f"the support set has {len(codes)} rows; at least "
                                 f"{self.min_support_rows} are needed (min_support_rows)")
-        if len(classes) > den.config.n_classes_supported:
+        if den.config.head != "binary" and len(classes) > den.config.n_classes_supported:
             raise DENInputError(
                 f"the support set has {len(classes)} classes but the model supports at most "
                 f"{den.config.n_classes_supported} ({den.config.head} head); use a model "
@@ -135,7 +159,7 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
             raise DENInputError(f"{x.shape[0]} support rows but {len(codes)} labels")
         unlabeled = None if X_unlabeled is None else encoder.transform(X_unlabeled, "unlabeled features")
         config = None
-        if self.variant == "den":
+        if variant == "den":
             config = FinetuneConfig(epochs=self.finetune_epochs,
                                     steps_per_epoch=self.finetune_steps_per_epoch,
                                     learning_rate=self.finetune_learning_rate, seed=self.seed,
@@ -146,13 +170,16 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
                                     output_scaling_learning_rate=self.finetune_output_scaling_learning_rate,
                                     feature_counts=tuple(self.finetune_feature_counts),
                                     feature_counts_tolerance=self.finetune_feature_counts_tolerance)
-        task_models, losses = fine_tuned_models(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
+        fitted = fit_task(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
+        self.fitted_ = fitted
+        self.one_vs_rest_ = fitted.one_vs_rest
+        self.class_models_ = fitted.class_models
         self.encoder_ = encoder
         self.classes_ = classes
         self.n_features_in_ = x.shape[1]
-        self.task_models_ = task_models
-        self.task_model_ = task_models[0]
-        self.finetune_losses_ = losses[0]
+        self.task_models_ = fitted.task_models
+        self.task_model_ = fitted.task_models[0]
+        self.finetune_losses_ = fitted.losses[0]
         return self
 
     def _check_fitted(self):
@@ -161,8 +188,10 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X) -> np.ndarray:
         """Binary: (m,) logits of ``classes_[1]``; multiclass: (m, L) class scores (the mean
-        over the fine-tuning ensemble)."""
+        over the fine-tuning ensemble; one-vs-rest: the log of ``predict_proba``)."""
         self._check_fitted()
+        if self.one_vs_rest_:
+            return np.log(np.maximum(self.predict_proba(X), 1e-12))
         x = self.encoder_.transform(X, "query features")
         return np.mean([model.predict_logits(x, self.chunk_rows) for model in self.task_models_], axis=0)
 
@@ -170,7 +199,7 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         """(m, L) probabilities, columns in ``classes_`` order."""
         self._check_fitted()
         x = self.encoder_.transform(X, "query features")
-        return mean_proba(self.task_models_, x, self.chunk_rows)
+        return self.fitted_.proba(x, self.chunk_rows)
 
     def predict(self, X) -> np.ndarray:
         """(m,) predicted labels (values of ``classes_``)."""

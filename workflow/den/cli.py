@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from den.errors import DENError
+from den.pretrained import PRESETS
 
 DESCRIPTION = """\
 Distribution Embedding Networks (DEN) for classification with small data.
@@ -22,9 +23,14 @@ Run `den COMMAND --help` for the options of each command."""
 
 def _add_finetune_options(parser):
     group = parser.add_argument_group("fine-tuning (only the per-feature calibration PLFs learn)")
-    group.add_argument("--variant", choices=["den", "no_finetune"], default="den",
-                       help="'den' fine-tunes the calibration on the support set; 'no_finetune' "
-                            "keeps identity PLFs (DEN w/o fine-tuning). Default: den")
+    group.add_argument("--preset", choices=list(PRESETS), default="default",
+                       help="'default': the preset validated on held-back corpus sets (no "
+                            "fine-tuning; docs/model-card.md); 'paper': fine-tune as the paper does "
+                            "(the --finetune-* defaults). Default: default")
+    group.add_argument("--variant", choices=["den", "no_finetune"], default=None,
+                       help="overrides the preset: 'den' fine-tunes the calibration on the support "
+                            "set with the --finetune-* settings; 'no_finetune' keeps identity PLFs "
+                            "(DEN w/o fine-tuning). Default: the preset's")
     group.add_argument("--finetune-epochs", type=int, default=10, metavar="N",
                        help="passes over the support set (default: 10, as in the paper)")
     group.add_argument("--finetune-steps-per-epoch", type=int, default=10, metavar="N",
@@ -71,8 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "table. Feature columns may hold numbers, booleans, strings (categories) and "
                     "blanks (missing). The query needs the support's feature columns (any order); "
                     "a target column in the query is ignored.")
-    p.add_argument("--model", required=True, metavar="PATH",
-                   help="pre-trained DEN model file (from `den pretrain`)")
+    p.add_argument("--model", metavar="PATH",
+                   help="pre-trained DEN model file (from `den pretrain`); default: the model "
+                        "shipped with the package (docs/model-card.md)")
     p.add_argument("--support", required=True, metavar="CSV", help="labelled rows (with the target column)")
     p.add_argument("--target", required=True, metavar="COLUMN", help="name of the label column in --support")
     p.add_argument("--query", required=True, metavar="CSV", help="rows to predict")
@@ -131,7 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("info", help="show a saved model's settings",
                        description="Print a saved model's hyperparameters and metadata as JSON.")
-    p.add_argument("model", metavar="PATH", help="model file")
+    p.add_argument("model", metavar="PATH", nargs="?",
+                   help="model file (default: the model shipped with the package)")
     return parser
 
 
@@ -146,7 +154,8 @@ def _predict(args) -> None:
     features, labels = split_target(support, args.target, f"support file {args.support!r}")
     query = read_table(args.query, "query")
     query_features = query.drop(columns=[args.target]) if args.target in query.columns else query
-    clf = DENClassifier(model=args.model, variant=args.variant, finetune_epochs=args.finetune_epochs,
+    clf = DENClassifier(model=args.model, preset=args.preset, variant=args.variant,
+                        finetune_epochs=args.finetune_epochs,
                         finetune_steps_per_epoch=args.finetune_steps_per_epoch,
                         finetune_learning_rate=args.finetune_learning_rate, chunk_rows=args.chunk_rows,
                         min_support_rows=args.min_support_rows, seed=args.seed,
@@ -204,8 +213,9 @@ def _pretrain(args) -> None:
 
 def _info(args) -> None:
     from den.model.den import DEN
+    from den.pretrained import shipped_model_path
 
-    model = DEN.load(args.model)
+    model = DEN.load(args.model or shipped_model_path())
     print(json.dumps({"config": model.config.to_dict(), "metadata": model.metadata}, indent=2))
 
 

@@ -172,7 +172,7 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
     support, query = support_query_split(task.y, n_support, s, max_query)
     extra = {}
     if spec["kind"] == "den":
-        from den.train.finetune import FinetuneConfig, fine_tuned_models, mean_proba
+        from den.train.finetune import FinetuneConfig, fit_task
 
         base = None
         if is_fine_tuned(spec):
@@ -183,11 +183,11 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
         for m, den in enumerate(members):  # member m's folds and halvings: seed s + m * stride
             config = None if base is None else FinetuneConfig(**{**base.to_dict(),
                                                                   "seed": s + m * MEMBER_SEED_STRIDE})
-            task_models, _ = fine_tuned_models(den, task.x[support], task.y[support], task.n_classes, config,
-                                               x_unlabeled=task.x[query])
-            probas.append(mean_proba(task_models, task.x[query]))
-            epochs.append(task_models[0].finetune_epochs)
-            read.append(np.mean([task_model.n_features for task_model in task_models]))
+            fitted = fit_task(den, task.x[support], task.y[support], task.n_classes, config,
+                              x_unlabeled=task.x[query])  # a binary head on > 2 classes: one-vs-rest
+            probas.append(fitted.proba(task.x[query]))
+            epochs.append(np.mean([task_model.finetune_epochs for task_model in fitted.task_models]))
+            read.append(np.mean([task_model.n_features for task_model in fitted.task_models]))
         proba = np.mean(probas, axis=0)
         extra = {"finetune_epochs": float(np.mean(epochs)), "members": len(members),
                  "features_read": float(np.mean(read))}

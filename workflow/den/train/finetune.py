@@ -266,7 +266,7 @@ def mean_proba(task_models: list[TaskModel], x_query: np.ndarray,
 
 def one_vs_rest_models(den, x_support: np.ndarray, y_support: np.ndarray, n_classes: int,
                        config: FinetuneConfig | None = None, x_unlabeled: np.ndarray | None = None
-                       ) -> list[list[TaskModel] | None]:
+                       ) -> tuple[list[list[TaskModel] | None], list[list[float]]]:
     """A binary DEN on a task of ``n_classes`` > 2 classes, one binary task per class.
 
     For each class k the binary task "class k or not" of the support rows gets its own task
@@ -274,19 +274,22 @@ def one_vs_rest_models(den, x_support: np.ndarray, y_support: np.ndarray, n_clas
     fewer than two support rows, or fewer rows than early stopping's folds).
 
     Returns:
-        per class k, its task models, or None for a class with no support row.
+        per class k, its task models, or None for a class with no support row; and the
+        fine-tuning losses of every run, class by class (one list per task model).
     """
-    out = []
+    class_models, losses = [], []
     for k in range(n_classes):
         binary = (np.asarray(y_support) == k).astype(np.int32)
         positives = int(binary.sum())
         if positives == 0:
-            out.append(None)
+            class_models.append(None)
             continue
         folds = config.ensemble if config is not None and config.early_stopping else 2
         class_config = config if min(positives, len(binary) - positives) >= folds else None
-        out.append(fine_tuned_models(den, x_support, binary, 2, class_config, x_unlabeled=x_unlabeled)[0])
-    return out
+        models, runs = fine_tuned_models(den, x_support, binary, 2, class_config, x_unlabeled=x_unlabeled)
+        class_models.append(models)
+        losses += runs
+    return class_models, losses
 
 
 def one_vs_rest_proba(class_models: list[list[TaskModel] | None], x_query: np.ndarray,
@@ -301,6 +304,53 @@ def one_vs_rest_proba(class_models: list[list[TaskModel] | None], x_query: np.nd
     total = scores.sum(axis=1, keepdims=True)
     present = np.array([m is not None for m in class_models], dtype=float)
     return np.where(total > 0, scores / np.where(total > 0, total, 1.0), present / present.sum())
+
+
+@dataclasses.dataclass
+class FittedTask:
+    """A pre-trained DEN fitted to one task's support set (``fit_task``).
+
+    Attributes:
+        task_models: every task model, class by class one-vs-rest (their ``finetune_epochs``
+            and ``n_features`` say what fine-tuning chose).
+        losses: each task model's fine-tuning losses (an empty list without fine-tuning).
+        class_models: one-vs-rest, each class's task models (None for a class without
+            support rows); None where the model's own head covers the task's classes.
+    """
+
+    task_models: list[TaskModel]
+    losses: list[list[float]]
+    class_models: list[list[TaskModel] | None] | None = None
+
+    @property
+    def one_vs_rest(self) -> bool:
+        return self.class_models is not None
+
+    def proba(self, x_query: np.ndarray, chunk_rows: int | None = None) -> np.ndarray:
+        """(m, L) class probabilities of the query rows (m, d)."""
+        if self.one_vs_rest:
+            return one_vs_rest_proba(self.class_models, x_query, chunk_rows)
+        return mean_proba(self.task_models, x_query, chunk_rows)
+
+
+def fit_task(den, x_support: np.ndarray, y_support: np.ndarray, n_classes: int,
+             config: FinetuneConfig | None = None, x_unlabeled: np.ndarray | None = None) -> FittedTask:
+    """The one way a pre-trained DEN meets a task: ``fine_tuned_models``, or where a
+    binary-head DEN meets more than two classes, ``one_vs_rest_models``.
+
+    Args:
+        x_support: (n, d) support features; y_support: (n,) class codes 0..n_classes-1;
+        config: fine-tuning (None: DEN w/o fine-tuning); x_unlabeled: optional (m, d) rows
+            without labels (they widen the keypoint spans).
+    """
+    if den.config.head == "binary" and n_classes > 2:
+        class_models, losses = one_vs_rest_models(den, x_support, y_support, n_classes, config,
+                                                  x_unlabeled=x_unlabeled)
+        task_models = [m for models in class_models if models for m in models]
+        return FittedTask(task_models, losses, class_models)
+    task_models, losses = fine_tuned_models(den, x_support, y_support, n_classes, config,
+                                            x_unlabeled=x_unlabeled)
+    return FittedTask(task_models, losses)
 
 
 def _early_stopped_models(den, x_support, y_support, n_classes, config, x_unlabeled):
