@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.den-installed
 CORES  ?= 2
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test lint bench clean shipped-model
 
 # Re-install when the package metadata changes; `pip install -e` makes workflow/den importable.
 $(STAMP): pyproject.toml
@@ -27,6 +27,14 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check workflow tests docs
 	$(VENV)/bin/snakemake --lint
+
+# The pre-trained model shipped as package data (den.pretrained, docs/model-card.md): rule
+# shipped_model of config/corpus.yaml on the real sets under DATA, then a copy into the package.
+DATA ?= ../shared/datasets
+shipped-model: $(STAMP)
+	$(VENV)/bin/snakemake --cores $(CORES) --configfile config/corpus.yaml --config data_dir=$(DATA) \
+		-- results/shipped/den-binary.npz
+	cp results/shipped/den-binary.npz workflow/den/pretrained/den-binary.npz
 
 bench: $(STAMP)
 	$(PY) -m den.bench

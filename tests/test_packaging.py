@@ -28,3 +28,15 @@ def test_pyproject_and_environment_list_the_same_packages():
     assert set(conda) == set(pip)
     for name, spec in pip.items():  # the same version constraints too
         assert re.sub(r"\s", "", spec[len(name):]) == re.sub(r"\s", "", conda[name][len(name):]), name
+
+
+def test_the_shipped_model_is_package_data():
+    """A non-editable install carries den/pretrained/den-binary.npz (DENClassifier()'s model)."""
+    import tomllib
+    from fnmatch import fnmatch
+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = setuptools["package-data"]["den"]
+    shipped = ROOT / "workflow" / "den" / "pretrained" / "den-binary.npz"
+    assert shipped.is_file()
+    assert any(fnmatch("pretrained/den-binary.npz", pattern) for pattern in patterns)

@@ -270,12 +270,15 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     assert len(pretraining) == 106 and len(evaluated) == 20
     assert all(corpus["datasets"][name]["path"].startswith("corpus/") for name in pretraining)
     assert all(corpus["datasets"][name]["path"].startswith("tabular/") for name in evaluated)
-    binary, everything = experiments["corpus"]["pretrain_on"], experiments["corpus_mc"]["pretrain_on"]
+    binary, everything = experiments["corpus"]["pretrain_on"], experiments["corpus_mc_head"]["pretrain_on"]
     assert set(everything) == pretraining and len(binary) == 55 and set(binary) < pretraining
-    assert experiments["corpus_r"]["pretrain_on"] == binary
+    assert experiments["corpus_r"]["pretrain_on"] == experiments["corpus_mc"]["pretrain_on"] == binary
     assert set(experiments["corpus"]["datasets"]) | set(experiments["corpus_mc"]["datasets"]) == evaluated
     assert experiments["corpus_r"]["datasets"] == experiments["corpus"]["datasets"]
-    assert experiments["corpus_mc"]["model"]["max_classes"] >= 18  # the corpus's most classes
+    assert experiments["corpus_mc_head"]["datasets"] == experiments["corpus_mc"]["datasets"]
+    assert experiments["corpus_mc_head"]["model"]["max_classes"] >= 18  # the corpus's most classes
+    # the shipped model: the binary corpus sets and the binary tabular sets, nothing multiclass
+    assert corpus["shipped"]["pretrain_on"] == binary + experiments["corpus"]["datasets"]
     assert {spec["repeats"] for spec in experiments.values()} == {10}
     # a relative path is found under data_dir, names with '.' or '+' included
     default = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
@@ -288,16 +291,22 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
                      "--config", f"data_dir={tmp_path / 'data'}", "--", *tables)
     assert dry.returncode == 0, dry.stderr[-3000:]
     counts = _job_counts(dry)
-    assert counts["table"] == 3 and counts["prepare_dataset"] == 126
+    assert counts["table"] == 4 and counts["prepare_dataset"] == 126
     meta = {name for name, spec in default["methods"].items() if spec["kind"] == "meta"}
     binary_meta = [m for m in experiments["corpus"]["methods"] if m in meta]
-    multiclass_meta = [m for m in experiments["corpus_mc"]["methods"] if m in meta]
+    multiclass_meta = [m for m in experiments["corpus_mc_head"]["methods"] if m in meta]
     assert len(binary_meta) == 10 and len(multiclass_meta) == 6
-    # binary DEN with and without PLFs, multiclass DEN, a model per meta baseline and head, and the
-    # r sweep's orders 1 and 3 (order 2 is table corpus's DEN model, trained once)
+    assert not set(experiments["corpus_mc"]["methods"]) & meta  # one binary DEN per class: DEN only
+    # binary DEN with and without PLFs (table corpus_mc's one-vs-rest DEN is the same model),
+    # the multiclass head, a model per meta baseline and head, and the r sweep's orders 1 and 2
+    # (order 3 is table corpus's DEN model, trained once)
     assert counts["pretrain"] == 2 + 1 + len(binary_meta) + len(multiclass_meta) + 2, counts
     assert counts["evaluate"] == sum(len(spec["methods"]) * len(spec["datasets"]) * len(wc.settings(spec))
-                                     for spec in experiments.values()) == 19 * 16 + 12 * 4 + 3 * 16
+                                     for spec in experiments.values()) == 19 * 16 + 6 * 4 + 12 * 4 + 3 * 16
+    shipped = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", *configs,
+                         "--config", f"data_dir={tmp_path / 'data'}", "--", "results/shipped/den-binary.npz")
+    assert shipped.returncode == 0, shipped.stderr[-3000:]
+    assert _job_counts(shipped) == {"prepare_dataset": 71, "shipped_model": 1, "total": 72}
 
 
 def test_killed_run_resumes_and_gives_identical_tables(finished_run, tmp_path):

@@ -191,6 +191,30 @@ def model_params(config: dict, spec: dict, setting: str, kind: str) -> dict:
             "use_calibration": kind == "plf", "seed": config.get("seed", 91620)}
 
 
+def shipped_datasets(config: dict) -> list[str]:
+    """The datasets the model shipped as package data is pre-trained on (rule shipped_model).
+
+    Raises:
+        ValueError: the config has no ``shipped`` section.
+    """
+    if not (config.get("shipped") or {}).get("pretrain_on"):
+        raise ValueError("results/shipped/den-binary.npz needs the config's 'shipped' section "
+                         "(the datasets it is pre-trained on): use --configfile config/corpus.yaml")
+    names = list(config["shipped"]["pretrain_on"])
+    unknown = [name for name in names if name not in config["datasets"]]
+    if unknown:
+        raise ValueError(f"shipped.pretrain_on: {unknown} are not in the config's datasets")
+    return names
+
+
+def shipped_model_params(config: dict) -> dict:
+    """ModelConfig keywords of the shipped model: the config's ``model`` section with the
+    binary head, the one head ``den.pretrained`` ships (tasks of more classes are met one
+    class against the rest)."""
+    return {**config.get("model", {}), "head": "binary", "use_calibration": True,
+            "seed": config.get("seed", 91620)}
+
+
 def pretrain_params(config: dict, member: int = 0) -> dict:
     """PretrainConfig keywords of pre-training member ``member`` (0 .. ``pretrain.seeds`` - 1):
     the config's ``pretrain`` section less ``seeds``, with episode seed ``seed`` + ``member``.

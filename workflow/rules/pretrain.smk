@@ -38,3 +38,27 @@ use rule pretrain as pretrain_member with:
         "results/logs/pretrain/{experiment}/{setting}/{kind}/{heldout}.seed{member}.log",
     benchmark:
         "results/benchmarks/pretrain/{experiment}/{setting}/{kind}/{heldout}.seed{member}.tsv"
+
+
+# The pre-trained model shipped as package data (den.pretrained; `make shipped-model` copies it
+# there): the config's model and pretrain settings on the datasets of its `shipped` section.
+rule shipped_model:
+    input:
+        tasks=lambda wildcards: [wc.data_file(d) for d in wc.shipped_datasets(config)],
+    output:
+        model="results/shipped/den-binary.npz",
+    params:
+        model=lambda wildcards: wc.shipped_model_params(config),
+        pretrain=lambda wildcards: wc.pretrain_params(config),
+    log:
+        "results/logs/shipped_model.log",
+    benchmark:
+        "results/benchmarks/shipped_model.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    conda:
+        ENV
+    script:
+        "../scripts/pretrain.py"

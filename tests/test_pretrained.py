@@ -1,0 +1,80 @@
+"""The model shipped as package data (den.pretrained): it loads, it is what docs/model-card.md
+says, and DENClassifier() / `den predict` use it with no model given, on binary and 5-class
+tasks they never saw, and learn them."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.metrics import roc_auc_score
+
+from den.api import DENClassifier
+from den.cli import main
+from den.data.synthetic import make_task
+from den.model.den import DEN
+from den.pretrained import PRESETS, SHIPPED_BINARY, shipped_model_path
+
+
+def test_the_shipped_model_loads_and_is_the_validated_preset():
+    path = shipped_model_path()
+    assert path == SHIPPED_BINARY and path.stat().st_size < 400_000  # small package data
+    model = DEN.load(path)
+    config = model.config
+    assert config.head == "binary" and config.order == 3 and config.max_tuples == 625
+    assert config.local_bandwidths == (0.05, 0.1, 0.2, 0.4) and config.keypoint_placement == "quantile"
+    names = model.metadata["pretrained_on"]  # 55 binary corpus sets and the 16 binary tabular sets
+    assert len(names) == 71 and sum(name.startswith("corpus-") for name in names) == 55
+    assert model.metadata["pretrain"]["steps"] == 3000
+    assert PRESETS["default"] == {"variant": "no_finetune"} and PRESETS["paper"] == {"variant": "den"}
+
+
+def test_default_classifier_learns_a_binary_task_it_never_saw():
+    task = make_task("unseen", 600, 7, seed=123)
+    clf = DENClassifier().fit(task.x[:50], task.y[:50])
+    assert not clf.one_vs_rest_ and clf.finetune_losses_ == []  # the preset: no fine-tuning
+    proba = clf.predict_proba(task.x[50:])
+    assert proba.shape == (550, 2)
+    auc = roc_auc_score(task.y[50:], proba[:, 1])
+    forest = RandomForestClassifier(200, random_state=0).fit(task.x[:50], task.y[:50])
+    assert auc > 0.75 and auc > roc_auc_score(task.y[50:], forest.predict_proba(task.x[50:])[:, 1]) - 0.05
+
+
+def test_default_classifier_on_five_classes_one_against_the_rest():
+    task = make_task("five", 700, 6, 5, seed=321)
+    labels = np.array(["a", "b", "c", "d", "e"])[task.y]
+    clf = DENClassifier().fit(task.x[:100], labels[:100])
+    assert clf.one_vs_rest_ and len(clf.class_models_) == 5
+    proba = clf.predict_proba(task.x[100:])
+    assert proba.shape == (600, 5) and np.allclose(proba.sum(axis=1), 1)
+    accuracy = np.mean(clf.predict(task.x[100:]) == labels[100:])
+    assert accuracy > 0.5, accuracy  # chance is about 0.2
+
+
+def test_predict_and_info_without_a_model_use_the_shipped_one(tmp_path, capsys):
+    task = make_task("cli", 200, 4, seed=8)
+    frame = pd.DataFrame(task.x, columns=["a", "b", "c", "d"])
+    frame["label"] = np.where(task.y == 1, "yes", "no")
+    frame[:50].to_csv(tmp_path / "support.csv", index=False)
+    frame[50:].drop(columns="label").to_csv(tmp_path / "query.csv", index=False)
+    out = tmp_path / "pred.csv"
+    assert main(["predict", "--support", str(tmp_path / "support.csv"), "--target", "label",
+                 "--query", str(tmp_path / "query.csv"), "--out", str(out)]) == 0
+    pred = pd.read_csv(out)
+    assert list(pred.columns) == ["prediction", "proba_no", "proba_yes"] and len(pred) == 150
+    features = frame.drop(columns="label")
+    expected = DENClassifier().fit(features[:50], frame["label"][:50], X_unlabeled=features[50:])
+    np.testing.assert_allclose(pred["proba_yes"], expected.predict_proba(features[50:])[:, 1], atol=1e-5)
+    capsys.readouterr()
+    assert main(["info"]) == 0
+    assert json.loads(capsys.readouterr().out)["config"]["order"] == 3
+
+
+def test_a_missing_shipped_model_says_how_to_build_it(monkeypatch, tmp_path):
+    import den.pretrained
+    from den.errors import DENModelError
+
+    monkeypatch.setattr(den.pretrained, "SHIPPED_BINARY", tmp_path / "gone.npz")
+    with pytest.raises(DENModelError, match="make shipped-model"):
+        shipped_model_path()
