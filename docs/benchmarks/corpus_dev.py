@@ -178,11 +178,15 @@ def _recorded(records: Path) -> set[tuple[str, int]]:
     return {(r["dataset"], r["repeat"]) for r in map(json.loads, records.read_text().splitlines())}
 
 
-def _evaluate(args, label: str, spec: dict, model=None, finetune=None) -> None:
+def _evaluate(args, label: str, spec: dict, model=None, finetune=None, multiclass: bool = False) -> None:
+    """Records of one method on the binary validation sets (records/, AUC) or, with
+    ``multiclass``, the multiclass ones (records_mc/, accuracy; a binary DEN meets their
+    classes one against the rest, ``den.train.finetune.fit_task``). A rerun resumes."""
     from den.experiments import evaluate_method
 
-    validation, _, _ = split(args.data)
-    records = args.out / "records" / f"{label}.jsonl"
+    validation = multiclass_split(args.data)[0] if multiclass else split(args.data)[0]
+    folder, metric = ("records_mc", "accuracy") if multiclass else ("records", "auc")
+    records = args.out / folder / f"{label}.jsonl"
     records.parent.mkdir(parents=True, exist_ok=True)
     done = _recorded(records)
     started = time.time()
@@ -199,7 +203,7 @@ def _evaluate(args, label: str, spec: dict, model=None, finetune=None) -> None:
                           **result}
                 handle.write(json.dumps(record) + "\n")
                 handle.flush()
-                print(f"{label} {name} {repeat}: auc {result['auc']:.4f} ({record['seconds']:.1f} s)",
+                print(f"{label} {name} {repeat}: {metric} {result[metric]:.4f} ({record['seconds']:.1f} s)",
                       file=sys.stderr)
     print(f"{label}: {time.time() - started:.0f} s")
 
@@ -229,50 +233,14 @@ def cmd_evaluate(args) -> None:
         _evaluate(args, args.label, {"kind": "den", "variant": "den"}, model, json.loads(args.finetune))
 
 
-def _evaluate_multiclass(args, label: str, spec: dict, model=None, finetune=None) -> None:
-    """Records of one method on the multiclass validation sets (records_mc/); a binary DEN
-    is used one class against the rest (``den.train.finetune.one_vs_rest_models``)."""
-    from den.evaluate import score, support_query_split
-    from den.experiments import evaluate_method, split_seed
-    from den.train.finetune import FinetuneConfig, one_vs_rest_models, one_vs_rest_proba
-
-    validation, _ = multiclass_split(args.data)
-    records = args.out / "records_mc" / f"{label}.jsonl"
-    records.parent.mkdir(parents=True, exist_ok=True)
-    done = _recorded(records)
-    with records.open("a") as handle:
-        for name in validation:
-            task = load(args.data, args.out, name)
-            for repeat in range(args.repeats):
-                if (name, repeat) in done:
-                    continue
-                t0 = time.time()
-                if model is not None and model.config.head == "binary":
-                    s = split_seed(EVAL_SEED, task.name, repeat)
-                    support, query = support_query_split(task.y, N_SUPPORT, s, MAX_QUERY)
-                    config = None if finetune is None else FinetuneConfig(**{**finetune, "seed": s})
-                    models = one_vs_rest_models(model, task.x[support], task.y[support], task.n_classes,
-                                                config, x_unlabeled=task.x[query])[0]
-                    result = score(task.y[query], one_vs_rest_proba(models, task.x[query]))
-                else:
-                    result = evaluate_method(spec, task, n_support=N_SUPPORT, seed=EVAL_SEED, repeat=repeat,
-                                             model=model, finetune_config=finetune, max_query=MAX_QUERY)
-                record = {"method": label, "dataset": name, "repeat": repeat, "seconds": time.time() - t0,
-                          **result}
-                handle.write(json.dumps(record) + "\n")
-                handle.flush()
-                print(f"{label} {name} {repeat}: accuracy {result['accuracy']:.4f} "
-                      f"({record['seconds']:.1f} s)", file=sys.stderr)
-
-
 def cmd_evaluate_mc(args) -> None:
     if args.name in CLASSICAL:
-        _evaluate_multiclass(args, args.name, CLASSICAL[args.name])
+        _evaluate(args, args.name, CLASSICAL[args.name], multiclass=True)
         return
     model = _load_model(args)
     variant = "no_finetune" if args.no_finetune else "den"
     finetune = None if args.no_finetune else json.loads(args.finetune)
-    _evaluate_multiclass(args, args.label, {"kind": "den", "variant": variant}, model, finetune)
+    _evaluate(args, args.label, {"kind": "den", "variant": variant}, model, finetune, multiclass=True)
 
 
 def cmd_classical(args) -> None:
