@@ -32,6 +32,19 @@ def test_tuples_enumerate_all_when_small_and_sample_with_seed_when_large():
     assert not np.array_equal(a, c)
 
 
+def test_min_tuples_lets_narrow_tasks_pool_over_more_r_tuples():
+    paper = feature_tuples(9, 3, 0)
+    wider = feature_tuples(9, 3, 0, max_tuples=625, min_tuples=625)
+    assert paper.shape == (81, 3) and wider.shape == (625, 3)  # of the 729 triples of 9 features
+    assert len({tuple(t) for t in wider.tolist()}) == 625 and wider.max() == 8
+    assert feature_tuples(4, 3, 0, min_tuples=625).shape == (64, 3)  # all of them, no more
+    assert np.array_equal(feature_tuples(9, 2, 0, min_tuples=625), feature_tuples(9, 2, 0))  # r = 2: all
+    assert feature_tuples(40, 3, 0, max_tuples=625, min_tuples=625).shape == (625, 3)  # d^2 > 625: capped
+    assert DEN(ModelConfig(order=3, min_tuples=200, **SMALL)).tuples(9).shape == (200, 3)
+    with pytest.raises(ValueError, match="min_tuples"):
+        ModelConfig(min_tuples=0)
+
+
 def test_max_tuples_caps_wide_tasks_with_a_fixed_subset():
     capped = feature_tuples(40, 2, 0, max_tuples=100)
     assert capped.shape == (100, 2) and len({tuple(t) for t in capped.tolist()}) == 100

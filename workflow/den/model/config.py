@@ -36,6 +36,8 @@ class ModelConfig:
             beside [z^t, s^t] (``DENNetwork.local_features``). Empty (the paper): s^t alone.
         max_tuples: most feature tuples a task pools over (a fixed random subset of them
             beyond, ``den.model.tuples.feature_tuples``); None (the paper): d^2.
+        min_tuples: r > 2 only: a task with d^r > d^2 pools over min(d^r, min_tuples) tuples
+            where that exceeds d^2 (then capped by ``max_tuples``); None (the paper): d^2.
         tuple_attention: pool phi over tuples with weights computed from each tuple's
             embedding s^t (``DENNetwork.pooled``) instead of the paper's plain mean.
         seed: initialisation seed, and the seed of the tuple subsets when d^r > d^2.
@@ -55,6 +57,7 @@ class ModelConfig:
     label_dim: int = 8
     local_bandwidths: tuple[float, ...] = ()
     max_tuples: int | None = None
+    min_tuples: int | None = None
     tuple_attention: bool = False
     seed: int = 91620
 
@@ -83,6 +86,8 @@ class ModelConfig:
             problems.append(f"local_bandwidths must be > 0, got {list(self.local_bandwidths)}")
         if self.max_tuples is not None and self.max_tuples < 1:
             problems.append(f"max_tuples must be >= 1 or null, got {self.max_tuples}")
+        if self.min_tuples is not None and self.min_tuples < 1:
+            problems.append(f"min_tuples must be >= 1 or null, got {self.min_tuples}")
         if self.local_bandwidths and self.head != "binary":
             problems.append("local_bandwidths (the local embedding) needs the binary head")
         if problems:

@@ -56,7 +56,8 @@ class DEN:
     # -- pieces shared by pre-training, fine-tuning and prediction ----------------------
     def tuples(self, n_features: int) -> np.ndarray:
         """(T, r) feature tuples of a task with ``n_features`` features."""
-        return feature_tuples(n_features, self.config.order, self.config.seed, self.config.max_tuples)
+        return feature_tuples(n_features, self.config.order, self.config.seed, self.config.max_tuples,
+                              self.config.min_tuples)
 
     def new_calibration(self, n_features: int, name: str = "calibration") -> Calibration:
         """A fresh calibration block (identity PLFs) for ``n_features`` features."""

@@ -10,7 +10,7 @@ import numpy as np
 
 @functools.lru_cache(maxsize=256)
 def feature_tuples(n_features: int, order: int, seed: int,
-                   max_tuples: int | None = None) -> np.ndarray:
+                   max_tuples: int | None = None, min_tuples: int | None = None) -> np.ndarray:
     """Index tuples over which the embedding and the Deep Sets classifier pool.
 
     All of [d]^r, enumerated in lexicographic order, when d^r <= d^2 (always for r <= 2).
@@ -25,9 +25,13 @@ def feature_tuples(n_features: int, order: int, seed: int,
         order: r >= 1, the dependency order.
         seed: the run's seed; only used when sampling.
         max_tuples: most tuples, or None (the paper: d^2).
+        min_tuples: with r > 2, raise the d^2 budget to min(d^r, min_tuples) (then capped by
+            ``max_tuples``): a narrow task pools over more of its r-tuples, so the few that
+            carry a three-way interaction are less likely to be left out (r = 3, d = 9: 81 of
+            729 without it). None: the paper's d^2.
 
     Returns:
-        int32 array of shape (T, r), T = min(d^r, d^2, max_tuples), read-only.
+        int32 array of shape (T, r), T = min(d^r, max(d^2, min_tuples), max_tuples), read-only.
     """
     if n_features < 1:
         raise ValueError(f"a task needs at least one feature, got n_features={n_features}")
@@ -35,8 +39,11 @@ def feature_tuples(n_features: int, order: int, seed: int,
         raise ValueError(f"the dependency order r must be >= 1, got {order}")
     if max_tuples is not None and max_tuples < 1:
         raise ValueError(f"max_tuples must be >= 1 or None, got {max_tuples}")
+    if min_tuples is not None and min_tuples < 1:
+        raise ValueError(f"min_tuples must be >= 1 or None, got {min_tuples}")
     d, r = int(n_features), int(order)
-    budget = d * d if max_tuples is None else min(d * d, int(max_tuples))
+    budget = d * d if min_tuples is None else max(d * d, min(d**r, int(min_tuples)))
+    budget = budget if max_tuples is None else min(budget, int(max_tuples))
     if d**r <= budget:
         out = np.array(list(itertools.product(range(d), repeat=r)), dtype=np.int32)
     else:
