@@ -1,5 +1,8 @@
 """DENClassifier: scikit-learn behaviour, mixed-type tables and the documented errors."""
 
+import pickle
+
+import joblib
 import numpy as np
 import pandas as pd
 import pytest
@@ -135,6 +138,25 @@ def test_multiclass_labels_map_back(small_multiclass_model):
     clf.fit(task.x[:60], names[:60])
     assert clf.predict_proba(task.x[60:]).shape == (90, 3)
     assert set(clf.predict(task.x[60:])) <= {"a", "b", "c"}
+
+
+@pytest.mark.parametrize("case", ["binary", "multiclass_head", "one_vs_rest"])
+def test_a_fitted_classifier_survives_pickle_and_joblib(case, tmp_path, small_binary_model,
+                                                       small_multiclass_model):
+    model = small_multiclass_model if case == "multiclass_head" else small_binary_model
+    task = make_task("saved", 150, 4, 2 if case == "binary" else 3, seed=8)
+    names = np.array(["a", "b", "c"])[task.y]
+    options = dict(finetune_output_scaling=True) if case == "binary" else {}
+    clf = DENClassifier(model=model, preset="paper", finetune_epochs=1, finetune_steps_per_epoch=2,
+                        finetune_learning_rate=0.05, **options).fit(task.x[:60], names[:60])
+    assert clf.one_vs_rest_ == (case == "one_vs_rest")
+    expected = clf.predict_proba(task.x[60:])
+    joblib.dump(clf, tmp_path / "clf.joblib")
+    for loaded in (pickle.loads(pickle.dumps(clf)), joblib.load(tmp_path / "clf.joblib")):
+        assert loaded.task_model_.den is not model  # a rebuilt model, not the one in memory
+        np.testing.assert_array_equal(loaded.predict_proba(task.x[60:]), expected)
+        np.testing.assert_array_equal(loaded.predict(task.x[60:]), clf.predict(task.x[60:]))
+        assert len({id(m.den) for m in loaded.task_models_}) == 1  # still one shared DEN
 
 
 # -- documented errors ----------------------------------------------------------------------------

@@ -53,6 +53,16 @@ class DEN:
         trains per-task calibrations), and scikit-learn's ``clone`` deep-copies parameters."""
         return self
 
+    def __getstate__(self) -> dict:
+        """Pickling (e.g. of a fitted ``DENClassifier``): the config, metadata and weights;
+        the compiled functions are not picklable and are rebuilt by ``__setstate__``."""
+        return {"config": self.config.to_dict(), "metadata": self.metadata,
+                "weights": self.network.weights_dict()}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(ModelConfig.from_dict(state["config"]), metadata=state["metadata"])
+        self.network.set_weights_dict(state["weights"])
+
     # -- pieces shared by pre-training, fine-tuning and prediction ----------------------
     def tuples(self, n_features: int) -> np.ndarray:
         """(T, r) feature tuples of a task with ``n_features`` features."""
