@@ -17,6 +17,8 @@ class Task:
         y: (n,) int32 labels in 0..L-1.
         feature_names: d names (default f0..f{d-1}).
         classes: L original class labels, ``classes[k]`` is label k.
+        metadata: JSON-able facts about how the task was made, saved with it (e.g. a simulated
+            task's class cutoff and positive shares); empty for most tasks.
     """
 
     name: str
@@ -24,6 +26,7 @@ class Task:
     y: np.ndarray
     feature_names: list[str] | None = None
     classes: list | None = None
+    metadata: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         self.x = np.asarray(self.x, dtype=np.float32)
@@ -69,6 +72,8 @@ class Task:
 
         meta = {"name": self.name, "feature_names": list(self.feature_names),
                 "classes": [c if isinstance(c, (int, float, str)) else str(c) for c in self.classes]}
+        if self.metadata:
+            meta["metadata"] = self.metadata
         with atomic_write(path) as handle:
             np.savez_compressed(handle, x=self.x, y=self.y, meta=np.array(json.dumps(meta)))
 
@@ -80,4 +85,4 @@ class Task:
         with np.load(path, allow_pickle=False) as data:
             meta = json.loads(str(data["meta"]))
             return cls(name=meta["name"], x=data["x"], y=data["y"], feature_names=meta["feature_names"],
-                       classes=meta["classes"])
+                       classes=meta["classes"], metadata=meta.get("metadata", {}))
