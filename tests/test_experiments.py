@@ -246,12 +246,12 @@ def test_simulated_plus_others_holds_each_dataset_out_and_data_dir_resolves_path
 
     config = {"datasets": {n: {"source": "csv", "path": f"{n}.csv.gz"} for n in ("a", "b", "c")},
               "image_datasets": {"digits": {"source": "sklearn"}},
-              "cnn_zoo": {"images": ["digits"], "cutoffs": [3]},
+              "cnn_zoo": {"images": ["digits"], "cutoffs": [0.3]},
               "methods": {"den": {"kind": "den"}},
               "experiments": {"t": {"datasets": ["a", "b", "c"], "methods": ["den"],
                                     "pretrain_on": ["simulated", "others"]}}}
     spec = experiments(config)["t"]
-    assert training_datasets(config, spec, "b") == ["sim-digits-c3", "a", "c"]
+    assert training_datasets(config, spec, "b") == ["sim-digits-p30", "a", "c"]
     assert held_out_name(spec, "b") == "b"
     assert "results/models/t/base/plf/c.npz" in model_index(config)
     config["experiments"]["t"]["datasets"] = ["a"]
@@ -314,14 +314,14 @@ def test_subtasks_settings_and_transfer_protocol():
     assert settings({"sweep": None}) == {"base": {}}
     config = {"datasets": {"a": {"source": "sklearn"}, "b": {"source": "sklearn"}},
               "image_datasets": {"digits": {"source": "sklearn"}},
-              "cnn_zoo": {"images": ["digits"], "cutoffs": [1, 2]},
+              "cnn_zoo": {"images": ["digits"], "cutoffs": [0.1, 0.2]},
               "methods": {"den": {"kind": "den"}},
               "experiments": {"lodo": {"datasets": ["a", "b"], "methods": ["den"]},
                               "transfer": {"pretrain_on": ["simulated", "b"], "datasets": ["a"],
                                            "methods": ["den"]}}}
     specs = experiments(config)
     assert training_datasets(config, specs["lodo"], "a") == ["b"]
-    assert training_datasets(config, specs["transfer"], "all") == ["sim-digits-c1", "sim-digits-c2", "b"]
+    assert training_datasets(config, specs["transfer"], "all") == ["sim-digits-p10", "sim-digits-p20", "b"]
 
 
 def test_improvement_is_paired_over_common_splits():

@@ -6,7 +6,18 @@ import numpy as np
 import pytest
 
 from den.data.sources import DENDataError
-from den.simulate.cnn_zoo import binary_labels, sample_architecture, score_shard
+from den.simulate.cnn_zoo import (
+    binary_labels,
+    class_cutoffs,
+    cnn_rng,
+    sample_architecture,
+    save_shard,
+    score_shard,
+    share_cutoff,
+    share_percent,
+    simulated_task,
+    task_name,
+)
 from den.simulate.images import IDX_FILES, ImageData, load_images, read_idx
 
 
@@ -102,3 +113,123 @@ def test_tfds_source_reads_a_prepared_dataset_offline(tmp_path):
     assert images.x_train.shape == (12, 28, 28, 1) and images.x_test.shape == (5, 28, 28, 1)
     np.testing.assert_allclose(images.x_test, arrays["test"][0] / 255.0, atol=1e-6)
     np.testing.assert_array_equal(images.y_train, arrays["train"][1])
+
+
+SHARES = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+# SVHN's training class counts (digit 0 .. 9): imbalanced, so 0.2 and 0.3 are both closest to cutoff 2
+SVHN_COUNTS = [4948, 13861, 10585, 8497, 7458, 6882, 5727, 5595, 5045, 4659]
+
+
+def _labels(counts, seed=0):
+    """Shuffled class ids with ``counts[k]`` images of class k."""
+    return np.random.default_rng(seed).permutation(np.repeat(np.arange(len(counts)), counts))
+
+
+def _share_below(class_ids, cutoffs):
+    return np.array([np.mean(class_ids < c) for c in cutoffs])
+
+
+def test_shares_of_a_10_class_set_give_class_cutoffs_1_to_9():
+    balanced = _labels([120] * 10)
+    assert class_cutoffs(balanced, SHARES) == list(range(1, 10))
+    svhn = _labels(SVHN_COUNTS)
+    assert class_cutoffs(svhn, SHARES) == list(range(1, 10))  # distinct tasks, though imbalanced
+    assert class_cutoffs(svhn, [0.3]) == [2]  # alone, a share takes its closest cutoff
+    assert class_cutoffs(balanced, [0.7, 0.2, 0.5]) == [7, 2, 5]  # in the order of the shares
+    digits = load_images("digits", {"source": "sklearn", "name": "digits"})
+    assert [share_cutoff(digits, SHARES, p) for p in (10, 30, 90)] == [1, 3, 9]
+
+
+def test_shares_of_a_100_class_set_are_the_targets_not_hundredths():
+    rng = np.random.default_rng(1)
+    class_ids = _labels(rng.integers(450, 550, 100))  # CIFAR-100-like: about balanced
+    cutoffs = class_cutoffs(class_ids, SHARES)
+    assert all(abs(c - 100 * s) <= 2 for c, s in zip(cutoffs, SHARES)), cutoffs
+    np.testing.assert_allclose(_share_below(class_ids, cutoffs), SHARES, atol=0.01)
+    assert _share_below(class_ids, range(1, 10)).max() < 0.1  # the old class-id cutoffs 1..9
+
+
+def test_an_imbalanced_62_class_set_gets_shares_close_to_the_targets():
+    """EMNIST (byclass, the TFDS default) has 62 classes: 10 digits holding about half of the
+    images, then 52 letters of very different sizes."""
+    rng = np.random.default_rng(2)
+    counts = np.concatenate([rng.integers(3000, 4000, 10), rng.integers(200, 2500, 52)])
+    class_ids = _labels(counts)
+    cutoffs = class_cutoffs(class_ids, SHARES)
+    assert cutoffs == sorted(set(cutoffs)) and 1 <= cutoffs[0] and cutoffs[-1] <= 61
+    realized = _share_below(class_ids, cutoffs)
+    # no cutoff could do better than half the largest class's share
+    assert np.abs(realized - SHARES).max() <= counts.max() / counts.sum() / 2 + 1e-9, realized
+    spaced = [round(62 * s) for s in SHARES]  # equally spaced class ids miss the targets badly
+    assert np.abs(_share_below(class_ids, spaced) - SHARES).max() > 0.1
+    assert class_cutoffs(class_ids, SHARES) == cutoffs  # deterministic
+
+
+def test_shares_name_tasks_and_bad_shares_are_refused():
+    from den.workflow_config import ConfigError, experiments, simulated_datasets
+
+    assert share_percent(0.3) == 30 and task_name("fashion_mnist", 0.07) == "sim-fashion_mnist-p7"
+    for bad in (0, 1, 3, 0.125):
+        with pytest.raises(ValueError, match="whole percent"):
+            share_percent(bad)
+    with pytest.raises(ValueError, match="need 10 classes or more"):
+        class_cutoffs(np.arange(5), SHARES)
+    with pytest.raises(ValueError, match="distinct"):
+        class_cutoffs(np.arange(10), [0.3, 0.3])
+    config = {"datasets": {}, "image_datasets": {"digits": {"source": "sklearn"}},
+              "cnn_zoo": {"images": ["digits"], "cutoffs": [0.1, 0.5]}, "methods": {}, "experiments": {}}
+    assert simulated_datasets(config) == ["sim-digits-p10", "sim-digits-p50"]
+    config["cnn_zoo"]["cutoffs"] = [1, 2, 3]  # the old class-id cutoffs
+    with pytest.raises(ConfigError, match="cnn_zoo.cutoffs"):
+        experiments(config)
+    config["cnn_zoo"]["cutoffs"] = [0.3, 0.30000001]
+    with pytest.raises(ConfigError, match="repeats a positive share"):
+        experiments(config)
+
+
+TINY_RANGES = {"conv_layers": (0, 1), "dense_layers": (1, 2), "filters": (2, 3), "units": (2, 4),
+               "epochs": (1, 1)}
+
+
+def _tiny_images(name):
+    rng = np.random.default_rng(4)
+    y_train, y_test = rng.integers(0, 10, 40), rng.integers(0, 10, 15)
+    x = lambda n: rng.uniform(0, 1, (n, 4, 4, 1)).astype(np.float32)  # noqa: E731
+    return ImageData(name, x(40), y_train, x(15), y_test)
+
+
+def test_image_sets_get_different_architectures_for_the_same_cutoff_and_cnn():
+    archs = {name: tuple(sample_architecture(cnn_rng(7, name, 3, i)) for i in range(6))
+             for name in ("mnist", "kmnist", "cifar10")}
+    assert len(set(archs.values())) == 3  # the paper's ranges: three different zoos
+    assert archs["mnist"] == tuple(sample_architecture(cnn_rng(7, "mnist", 3, i)) for i in range(6))
+    # the CNNs a shard trains: same pixels and labels, another name, other CNNs
+    _, first = score_shard(_tiny_images("mnist"), cutoff=3, cnn_ids=[0, 1, 2], seed=7, ranges=TINY_RANGES)
+    _, second = score_shard(_tiny_images("kmnist"), cutoff=3, cnn_ids=[0, 1, 2], seed=7, ranges=TINY_RANGES)
+    assert [a["cnn"] for a in first] == [a["cnn"] for a in second] == [0, 1, 2] and first != second
+
+
+def test_shards_compose_to_the_same_task_whatever_the_shard_size(tmp_path):
+    images = _tiny_images("toy")
+    cutoff = share_cutoff(images, SHARES, 40)
+
+    def task(shards, label):
+        paths = []
+        for k, ids in enumerate(shards):
+            scores, archs = score_shard(images, cutoff, ids, seed=11, ranges=TINY_RANGES)
+            paths.append(tmp_path / f"{label}-{k}.npz")
+            save_shard(paths[-1], scores, archs)
+        return simulated_task("sim-toy-p40", images, cutoff, paths, target_share=0.4)
+
+    whole, split = task([[0, 1, 2]], "whole"), task([[2], [0, 1]], "split")
+    assert whole.feature_names == split.feature_names == ["cnn0", "cnn1", "cnn2"]
+    np.testing.assert_allclose(whole.x, split.x, atol=1e-5)
+    np.testing.assert_array_equal(whole.y, binary_labels(images.y_test, cutoff))
+    meta = whole.metadata
+    assert meta["class_cutoff"] == cutoff and meta["target_share"] == 0.4 and meta["images"] == "toy"
+    assert meta["train_share"] == round(float(np.mean(images.y_train < cutoff)), 6)
+    assert meta["test_share"] == round(float(whole.y.mean()), 6)
+    whole.save(tmp_path / "task.npz")
+    from den.data.tasks import Task
+
+    assert Task.load(tmp_path / "task.npz").metadata == meta  # saved with the task

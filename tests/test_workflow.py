@@ -27,7 +27,7 @@ TINY = {
         "m2": {"source": "synthetic", "rows": 120, "features": 4, "classes": 3, "seed": 4},
     },
     "image_datasets": {"digits": {"source": "sklearn", "name": "digits"}},
-    "cnn_zoo": {"images": ["digits"], "cutoffs": [3, 6], "cnns": 2, "shard_size": 1, "max_train": 300,
+    "cnn_zoo": {"images": ["digits"], "cutoffs": [0.3, 0.6], "cnns": 2, "shard_size": 1, "max_train": 300,
                 "ranges": {"conv_layers": [0, 1], "dense_layers": [1, 2], "filters": [2, 4], "units": [2, 4],
                            "epochs": [1, 1]}},
     "methods": {
@@ -109,8 +109,10 @@ def test_every_table_exists_with_valid_numbers(finished_run):
     assert "n\\_keypoints & g1 & g2" in sweep and sweep.count("\\textbf") >= 2
     for ext in ("pdf", "png"):
         assert (finished_run / "results" / "figures" / f"keypoints.{ext}").stat().st_size > 1000
-    sim = Task.load(finished_run / "results" / "data" / "sim-digits-c3.npz")
+    sim = Task.load(finished_run / "results" / "data" / "sim-digits-p30.npz")
     assert sim.n_features == 2 and 0.2 < sim.y.mean() < 0.4  # classes 0-2 of 10 are positive
+    assert sim.metadata["class_cutoff"] == 3 and sim.metadata["target_share"] == 0.3
+    assert sim.metadata["test_share"] == round(float(sim.y.mean()), 6)
     logs = list((finished_run / "results" / "logs").rglob("*.log"))
     benchmarks = list((finished_run / "results" / "benchmarks").rglob("*.tsv"))
     assert len(logs) == len(benchmarks) > 10

@@ -33,10 +33,30 @@ class ConfigError(ValueError):
 
 
 def simulated_datasets(config: dict) -> list[str]:
-    """Names of the CNN-zoo tasks: "sim-<images>-c<cutoff>"."""
+    """Names of the CNN-zoo tasks: "sim-<images>-p<percent>", one per image set and target
+    positive share in ``cnn_zoo.cutoffs`` (0.3 -> "p30"; see ``den.simulate.cnn_zoo``)."""
+    from den.simulate.cnn_zoo import task_name
+
     zoo = config.get("cnn_zoo") or {}
-    return [f"sim-{images}-c{cutoff}" for images in zoo.get("images", [])
-            for cutoff in zoo.get("cutoffs", [])]
+    return [task_name(images, share) for images in zoo.get("images", []) for share in zoo.get("cutoffs", [])]
+
+
+def _check_cnn_zoo(config: dict) -> None:
+    """``cnn_zoo.images`` are defined image sets; ``cnn_zoo.cutoffs`` are distinct whole-percent
+    positive shares in (0, 1) (the class cutoff of each follows from the image set's labels)."""
+    from den.simulate.cnn_zoo import share_percent
+
+    zoo = config.get("cnn_zoo") or {}
+    for images in zoo.get("images", []):
+        if images not in config.get("image_datasets", {}):
+            raise ConfigError(f"cnn_zoo.images: unknown image dataset {images!r}; define it under "
+                              f"'image_datasets'")
+    try:
+        percents = [share_percent(share) for share in zoo.get("cutoffs", [])]
+    except ValueError as err:
+        raise ConfigError(f"cnn_zoo.cutoffs: {err} (the cutoffs are target positive shares)") from err
+    if len(set(percents)) != len(percents):
+        raise ConfigError(f"cnn_zoo.cutoffs: {zoo['cutoffs']} repeats a positive share")
 
 
 def generated_datasets(config: dict) -> dict[str, dict]:
@@ -66,15 +86,12 @@ def experiments(config: dict) -> dict[str, dict]:
         ConfigError: an experiment names an unknown dataset, method or image set, or a method
             entry is invalid.
     """
+    _check_cnn_zoo(config)
     known = known_datasets(config)
     clash = set(generated_datasets(config)) & set(config.get("datasets", {}))
     if clash:
         raise ConfigError(f"datasets: {sorted(clash)} clash with the names of generated_tasks; "
                           f"rename them (names starting {GENERATED_PREFIX!r} are the generated tasks)")
-    for images in (config.get("cnn_zoo") or {}).get("images", []):
-        if images not in config.get("image_datasets", {}):
-            raise ConfigError(f"cnn_zoo.images: unknown image dataset {images!r}; define it under "
-                              f"'image_datasets'")
     out = {}
     for name, spec in config["experiments"].items():
         full = {**EXPERIMENT_DEFAULTS, **spec}
@@ -251,7 +268,7 @@ def figure_targets(config: dict) -> list[str]:
 
 
 def n_shards(config: dict) -> int:
-    """Shards of the CNN zoo per (image set, cutoff): ceil(cnns / shard_size)."""
+    """Shards of the CNN zoo per simulated task: ceil(cnns / shard_size)."""
     zoo = config.get("cnn_zoo") or {}
     return -(-int(zoo.get("cnns", 50)) // int(zoo.get("shard_size", 5)))
 

@@ -26,7 +26,7 @@ wildcard_constraints:
     images=NAME,
     kind=f"plf|no_plf|meta-{NAME}",
     repeat=r"\d+",
-    cutoff=r"\d+",
+    share=r"[1-9][0-9]?",
     shard=r"\d+",
     member=r"[1-9]\d*",
 

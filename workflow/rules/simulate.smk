@@ -1,4 +1,6 @@
 # The CNN zoo: image datasets -> shards of CNN scores -> simulated aggregation tasks.
+# {share} is a task's target positive share in percent (cnn_zoo.cutoffs 0.3 -> p30); its class
+# cutoff follows from the image set's labels (den.simulate.cnn_zoo.class_cutoffs).
 
 
 rule prepare_images:
@@ -25,15 +27,15 @@ rule score_cnn_shard:
     input:
         images="results/images/{images}.npz",
     output:
-        scores="results/zoo/{images}/c{cutoff}/shard{shard}.npz",
+        scores="results/zoo/{images}/p{share}/shard{shard}.npz",
     params:
         cnn_ids=lambda wildcards: wc.shard_cnns(config, int(wildcards.shard)),
         zoo=config.get("cnn_zoo", {}),
         seed=config["seed"],
     log:
-        "results/logs/score_cnn_shard/{images}/c{cutoff}/shard{shard}.log",
+        "results/logs/score_cnn_shard/{images}/p{share}/shard{shard}.log",
     benchmark:
-        "results/benchmarks/score_cnn_shard/{images}/c{cutoff}/shard{shard}.tsv"
+        "results/benchmarks/score_cnn_shard/{images}/p{share}/shard{shard}.tsv"
     threads: 1
     resources:
         mem_mb=4000,
@@ -48,15 +50,17 @@ rule simulated_task:
     input:
         images="results/images/{images}.npz",
         shards=lambda wildcards: [
-            f"results/zoo/{wildcards.images}/c{wildcards.cutoff}/shard{s}.npz"
+            f"results/zoo/{wildcards.images}/p{wildcards.share}/shard{s}.npz"
             for s in range(wc.n_shards(config))
         ],
     output:
-        data="results/data/sim-{images}-c{cutoff}.npz",
+        data="results/data/sim-{images}-p{share}.npz",
+    params:
+        shares=config.get("cnn_zoo", {}).get("cutoffs", []),
     log:
-        "results/logs/simulated_task/{images}/c{cutoff}.log",
+        "results/logs/simulated_task/{images}/p{share}.log",
     benchmark:
-        "results/benchmarks/simulated_task/{images}/c{cutoff}.tsv"
+        "results/benchmarks/simulated_task/{images}/p{share}.tsv"
     threads: 1
     resources:
         mem_mb=2000,

@@ -1,19 +1,24 @@
 """Simulated aggregation tasks (section 5.2 and appendix B): binary image tasks scored by a
 zoo of randomly built CNNs, whose scores on the test images become a task's covariates.
 
-Per image dataset and cutoff c, a test image is positive when its class id is below c
-(cutoffs 1..9 of a 10-class set give positive shares 0.1..0.9). Each CNN is
+Per image dataset and target positive share s (the paper's 0.1..0.9), a test image is positive
+when its class id is below the class cutoff c that ``class_cutoffs`` derives from the set's own
+training labels, so the positive share is near s on every set: cutoffs 1..9 on a 10-class set,
+10, 20, ..., 90 on a balanced 100-class one (CIFAR-100), uneven ones on an imbalanced set such
+as EMNIST's 62 classes. The task is named after the share: "sim-<images>-p<percent>". Each CNN is
 
     Conv(f, k) -> MaxPool(p) -> ... (c_conv times) -> Dense(u) -> ... (n_dense - 1 times) -> Dense(1)
 
 with c_conv, n_dense, f, u, k, p and its training epochs drawn uniformly from configured
 ranges (the paper's: conv 0..3, dense 1..4, filters/units 2..511, kernel/pool 2..5,
-epochs 1..24). Everything follows from the seed, so a shard of CNNs is a reproducible job.
+epochs 1..24). Everything follows from the seed, the image set's name, the class cutoff and
+the CNN's index, so a shard of CNNs is a reproducible job and image sets get different zoos.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 
 import numpy as np
 
@@ -48,6 +53,99 @@ def sample_architecture(rng: np.random.Generator, ranges: dict | None = None) ->
 def binary_labels(class_ids: np.ndarray, cutoff: int) -> np.ndarray:
     """1 where the class id is below ``cutoff``."""
     return (np.asarray(class_ids) < cutoff).astype(np.int32)
+
+
+def share_percent(share: float) -> int:
+    """A target positive share in (0, 1) as the whole percent that names its task (0.3 -> 30).
+
+    Raises:
+        ValueError: the share is outside (0, 1) or not a whole percent (task names must be exact).
+    """
+    percent = round(float(share) * 100)
+    if not 0 < float(share) < 1 or abs(float(share) * 100 - percent) > 1e-6:
+        raise ValueError(f"positive share {share!r} must be a whole percent in (0, 1), e.g. 0.3")
+    return percent
+
+
+def task_name(images: str, share: float) -> str:
+    """The simulated task of one (image set, target share): "sim-<images>-p<percent>"."""
+    return f"sim-{images}-p{share_percent(share)}"
+
+
+def class_cutoffs(class_ids: np.ndarray, shares: list[float], n_classes: int | None = None) -> list[int]:
+    """The class-id cutoff of each target positive share, from one image set's labels.
+
+    Cutoff c makes the images of class id < c positive; its share is the fraction of
+    ``class_ids`` below c. The rule: the cutoffs of all the shares are chosen together, as the
+    strictly increasing cutoffs in 1..L-1 (in the order of the sorted shares) whose shares are
+    closest to their targets in total absolute difference; of equally close choices the one
+    with the smaller cutoffs wins (last share first), so the result is deterministic. Where no
+    two targets compete for one cutoff this is simply each target's closest cutoff; where they
+    do (an imbalanced set: on SVHN's training labels 0.2 and 0.3 are both closest to cutoff 2)
+    the tasks stay distinct. Hence the shares 0.1..0.9 give cutoffs 1..9 on any 10-class set
+    (balanced or not) and 10, 20, ..., 90 on a balanced 100-class set.
+
+    Args:
+        class_ids: (n,) int class ids in 0..L-1 (the workflow passes the training labels).
+        shares: K distinct target positive shares in (0, 1), in any order.
+        n_classes: L (default: max(class_ids) + 1).
+
+    Returns:
+        K class cutoffs in 1..L-1, in the order of ``shares``.
+
+    Raises:
+        ValueError: a share outside (0, 1) or repeated, labels outside 0..L-1, or fewer than
+            K + 1 classes (K distinct tasks need K distinct cutoffs).
+    """
+    ids = np.asarray(class_ids).ravel()
+    targets = np.asarray(shares, dtype=np.float64)
+    k = len(targets)
+    if not ((targets > 0) & (targets < 1)).all() or len(np.unique(targets)) != k:
+        raise ValueError(f"positive shares {list(shares)} must be distinct and in (0, 1)")
+    if ids.size == 0:
+        raise ValueError("class_cutoffs needs class ids (the image set has no training labels)")
+    n_classes = int(ids.max()) + 1 if n_classes is None else int(n_classes)
+    if ids.min() < 0 or ids.max() >= n_classes:
+        raise ValueError(f"class ids must be in 0..{n_classes - 1}")
+    if k > n_classes - 1:
+        raise ValueError(f"{k} positive shares need {k + 1} classes or more; the image set has {n_classes}")
+    if k == 0:
+        return []
+    below = np.cumsum(np.bincount(ids, minlength=n_classes))[:-1] / ids.size  # share of cutoff m + 1
+    order = np.argsort(targets, kind="stable")
+    cost = np.abs(below[None, :] - targets[order][:, None])  # (K, L - 1)
+    # total[j, m]: least cost of the j + 1 smallest targets with the last of them at cutoff m + 1
+    total = np.full_like(cost, np.inf)
+    total[0] = cost[0]
+    for j in range(1, k):
+        total[j, 1:] = cost[j, 1:] + np.minimum.accumulate(total[j - 1])[:-1]
+    picks, limit = np.zeros(k, dtype=int), n_classes - 1
+    for j in range(k - 1, -1, -1):  # np.argmin takes the first (smallest) of equal minima
+        picks[j] = limit = int(np.argmin(total[j, :limit]))
+    cutoffs = np.zeros(k, dtype=int)
+    cutoffs[order] = picks + 1
+    return [int(c) for c in cutoffs]
+
+
+def share_cutoff(images: ImageData, shares: list[float], percent: int) -> int:
+    """The class cutoff of the task "sim-<images>-p<percent>", one of the configured ``shares``,
+    by ``class_cutoffs`` on the image set's training labels."""
+    cutoffs = class_cutoffs(images.y_train, shares, images.n_classes)
+    for share, cutoff in zip(shares, cutoffs):
+        if share_percent(share) == int(percent):
+            return cutoff
+    raise ValueError(f"no configured positive share is {percent}% (shares: {list(shares)})")
+
+
+def _name_key(name: str) -> int:
+    """A stable 64-bit integer of a name (Python's ``hash`` of a str changes per process)."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")
+
+
+def cnn_rng(seed: int, images: str, cutoff: int, cnn: int) -> np.random.Generator:
+    """The random generator of CNN ``cnn`` of the task (image set ``images``, class cutoff
+    ``cutoff``): its architecture and then its training seed are drawn from it."""
+    return np.random.default_rng([seed, _name_key(images), cutoff, cnn])
 
 
 def build_cnn(arch: Architecture, input_shape: tuple[int, ...], seed: int):
@@ -95,10 +193,11 @@ def train_and_score(arch: Architecture, images: ImageData, cutoff: int, seed: in
 
 def score_shard(images: ImageData, cutoff: int, cnn_ids: list[int], seed: int, ranges: dict | None = None,
                 max_train: int | None = None, progress=None) -> tuple[np.ndarray, list[dict]]:
-    """Scores of the CNNs ``cnn_ids`` of one (dataset, cutoff) task.
+    """Scores of the CNNs ``cnn_ids`` of one (image set, class cutoff) task.
 
-    CNN i's architecture and training follow from ``[seed, cutoff, i]`` alone, so shards
-    can run anywhere in any order.
+    CNN i's architecture and training follow from ``cnn_rng(seed, images.name, cutoff, i)``
+    alone, so shards can run anywhere in any order and in any size, and each image set gets
+    its own architectures.
 
     Returns:
         ((n_test, len(cnn_ids)) scores, the architectures as dicts).
@@ -108,7 +207,7 @@ def score_shard(images: ImageData, cutoff: int, cnn_ids: list[int], seed: int, r
     bar = Progress(len(cnn_ids), f"cnn zoo {images.name} cutoff {cutoff}", unit="cnns", stream=progress)
     columns, archs = [], []
     for done, i in enumerate(cnn_ids, start=1):
-        rng = np.random.default_rng([seed, cutoff, i])
+        rng = cnn_rng(seed, images.name, cutoff, i)
         arch = sample_architecture(rng, ranges)
         columns.append(train_and_score(arch, images, cutoff, int(rng.integers(2**31)), max_train=max_train))
         archs.append({"cnn": i, **dataclasses.asdict(arch)})
@@ -126,9 +225,16 @@ def save_shard(path, scores: np.ndarray, archs: list[dict]) -> None:
         np.savez(handle, scores=scores, archs=np.array(json.dumps(archs)))
 
 
-def simulated_task(name: str, images: ImageData, cutoff: int, shard_paths: list) -> Task:
+def simulated_task(name: str, images: ImageData, cutoff: int, shard_paths: list,
+                   target_share: float | None = None) -> Task:
     """The aggregation task of one (image set, cutoff): CNN scores on the test images as
-    covariates (one column per CNN, in CNN-id order), the binary test labels as labels."""
+    covariates (one column per CNN, in CNN-id order), the binary test labels as labels.
+
+    The task's ``metadata`` records how it was made, for reports: ``images``, ``n_classes``,
+    ``class_cutoff``, ``target_share`` (None if not given), and the realized positive shares
+    ``train_share`` (of the training images the CNNs learned from) and ``test_share`` (the
+    task's own labels).
+    """
     import json
 
     columns, names = [], []
@@ -138,5 +244,10 @@ def simulated_task(name: str, images: ImageData, cutoff: int, shard_paths: list)
             names += [f"cnn{a['cnn']}" for a in json.loads(str(data["archs"]))]
     x = np.concatenate(columns, axis=1)
     order = np.argsort([int(n[3:]) for n in names], kind="stable")
-    return Task(name=name, x=x[:, order], y=binary_labels(images.y_test, cutoff),
-                feature_names=[names[i] for i in order], classes=[f"class >= {cutoff}", f"class < {cutoff}"])
+    y = binary_labels(images.y_test, cutoff)
+    metadata = {"images": images.name, "n_classes": images.n_classes, "class_cutoff": int(cutoff),
+                "target_share": None if target_share is None else float(target_share),
+                "train_share": round(float(binary_labels(images.y_train, cutoff).mean()), 6),
+                "test_share": round(float(y.mean()), 6)}
+    return Task(name=name, x=x[:, order], y=y, feature_names=[names[i] for i in order],
+                classes=[f"class >= {cutoff}", f"class < {cutoff}"], metadata=metadata)
