@@ -6,7 +6,10 @@ import joblib
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import cross_val_score
 
 from den.api import DENClassifier
 from den.data.synthetic import make_task
@@ -159,11 +162,57 @@ def test_a_fitted_classifier_survives_pickle_and_joblib(case, tmp_path, small_bi
         assert len({id(m.den) for m in loaded.task_models_}) == 1  # still one shared DEN
 
 
+def test_binary_decision_function_is_one_score_per_row_whatever_the_head(small_binary_model,
+                                                                          small_multiclass_model):
+    task = make_task("two", 160, 3, seed=13)
+    names = np.array(["no", "yes"])[task.y]
+    for model in (small_binary_model, small_multiclass_model):
+        clf = DENClassifier(model=model).fit(task.x[:60], names[:60])
+        scores = clf.decision_function(task.x[60:])
+        proba = clf.predict_proba(task.x[60:])
+        assert scores.shape == (100,), model.config.head
+        # the score of classes_[1]: its log-odds
+        np.testing.assert_allclose(scores, np.log(proba[:, 1] / proba[:, 0]), atol=1e-4)
+        auc = cross_val_score(DENClassifier(model=model), task.x, names, cv=2, scoring="roc_auc")
+        assert auc.shape == (2,) and np.isfinite(auc).all()
+
+
 # -- documented errors ----------------------------------------------------------------------------
 def test_support_with_one_class(small_binary_model, table):
     frame, _ = table
     with pytest.raises(DENInputError, match="single class"):
         DENClassifier(model=small_binary_model).fit(frame[:50], ["stay"] * 50)
+
+
+def test_support_without_rows(small_binary_model, table):
+    frame, labels = table
+    with pytest.raises(DENInputError, match="the support set has no rows"):
+        DENClassifier(model=small_binary_model).fit(frame[:0], labels[:0])
+
+
+def test_prediction_before_fit_is_sklearns_not_fitted_error(table):
+    frame, _ = table
+    for method in ("predict", "predict_proba", "decision_function"):
+        with pytest.raises(NotFittedError, match="not fitted yet; call fit"):
+            getattr(DENClassifier(), method)(frame)
+
+
+def test_sparse_and_complex_input_are_errors(small_binary_model):
+    task = make_task("sp", 120, 3, seed=3)
+    with pytest.raises(DENInputError, match="scipy.sparse csr_matrix; DEN needs dense input"):
+        DENClassifier(model=small_binary_model).fit(scipy.sparse.csr_matrix(task.x[:60]), task.y[:60])
+    with pytest.raises(DENInputError, match="labels are a scipy.sparse"):
+        DENClassifier(model=small_binary_model).fit(task.x[:60], scipy.sparse.csr_matrix(task.y[:60]))
+    clf = DENClassifier(model=small_binary_model).fit(task.x[:60], task.y[:60])
+    with pytest.raises(DENInputError, match="query features is a scipy.sparse"):
+        clf.predict(scipy.sparse.csr_matrix(task.x[60:]))
+    complex_x = task.x[:60].astype(complex)
+    complex_x[5, 1] += 1j
+    with pytest.raises(DENInputError, match="column 'x0' has complex numbers"):
+        DENClassifier(model=small_binary_model).fit(complex_x, task.y[:60])
+    frame = pd.DataFrame({"a": task.x[:60, 0], "b": [1 + 2j] + [2.0] * 59})
+    with pytest.raises(DENInputError, match="column 'b' has complex numbers"):
+        DENClassifier(model=small_binary_model).fit(frame.astype({"b": object}), task.y[:60])
 
 
 def test_too_few_support_rows(small_binary_model, table):
@@ -178,6 +227,22 @@ def test_infinite_values_name_the_column(small_binary_model, table):
     frame.loc[3, "num2"] = np.inf
     with pytest.raises(DENInputError, match="'num2'.*infinite"):
         DENClassifier(model=small_binary_model).fit(frame[:50], labels[:50])
+
+
+def test_values_beyond_float32_range_name_the_column(small_binary_model, table):
+    frame, labels = table
+    clf = DENClassifier(model=small_binary_model).fit(frame[:50], labels[:50])
+    frame = frame.astype({"num0": np.float64, "num2": np.float64})  # float32 would hold inf
+    query = frame[50:].copy()
+    query.loc[60, "num0"] = -1e39  # finite in float64, infinite in float32
+    with pytest.raises(DENInputError, match="query features column 'num0' has values beyond float32 range"):
+        clf.predict(query)
+    support = frame[:50].copy()
+    support.loc[3, "num2"] = 1e39
+    with pytest.raises(DENInputError, match="'num2' has values beyond float32 range"):
+        DENClassifier(model=small_binary_model).fit(support, labels[:50])
+    support.loc[3, "num2"] = 3e38  # within range: fine
+    DENClassifier(model=small_binary_model).fit(support, labels[:50])
 
 
 def test_query_columns_must_match(small_binary_model, table):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
 
 from den.data.encoding import TabularEncoder, encode_labels
 from den.errors import DENInputError
@@ -142,6 +143,9 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
                                     f"fine-tune: add variant='den' (or preset='paper')")
         den = load_model(shipped_model_path() if self.model is None else self.model)
         codes, classes = encode_labels(y)
+        if len(codes) == 0:
+            raise DENInputError("the support set has no rows; DEN needs labelled rows of at least "
+                                "two classes")
         if len(classes) < 2:
             raise DENInputError(f"the support set has a single class ({classes.tolist()}); "
                                 f"DEN needs labelled rows of at least two classes")
@@ -183,17 +187,23 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _check_fitted(self):
+        """Raises scikit-learn's ``NotFittedError`` before ``fit``."""
         if not hasattr(self, "task_model_"):
-            raise RuntimeError("this DENClassifier is not fitted yet; call fit(X_support, y_support)")
+            raise NotFittedError("this DENClassifier is not fitted yet; call fit(X_support, y_support)")
 
     def decision_function(self, X) -> np.ndarray:
-        """Binary: (m,) logits of ``classes_[1]``; multiclass: (m, L) class scores (the mean
-        over the fine-tuning ensemble; one-vs-rest: the log of ``predict_proba``)."""
+        """Binary tasks: (m,) scores of ``classes_[1]`` (logits; with the multiclass head, the
+        difference of the two class scores), whatever the head; more classes: (m, L) class
+        scores (the mean over the fine-tuning ensemble; one-vs-rest: the log of
+        ``predict_proba``)."""
         self._check_fitted()
         if self.one_vs_rest_:
             return np.log(np.maximum(self.predict_proba(X), 1e-12))
         x = self.encoder_.transform(X, "query features")
-        return np.mean([model.predict_logits(x, self.chunk_rows) for model in self.task_models_], axis=0)
+        scores = np.mean([model.predict_logits(x, self.chunk_rows) for model in self.task_models_], axis=0)
+        if scores.ndim == 2 and len(self.classes_) == 2:
+            return scores[:, 1] - scores[:, 0]  # log(p1 / p0) under the softmax
+        return scores
 
     def predict_proba(self, X) -> np.ndarray:
         """(m, L) probabilities, columns in ``classes_`` order."""
@@ -203,4 +213,5 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """(m,) predicted labels (values of ``classes_``)."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]

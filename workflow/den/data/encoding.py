@@ -2,8 +2,9 @@
 
 Numbers stay numbers; booleans become 0/1; strings and categories become integer codes
 (in sorted order of the values seen when fitting; unseen values become missing); missing
-values (None, NaN, pandas NA) become NaN, which the calibration imputes. Infinite values are
-an error that names the column.
+values (None, NaN, pandas NA) become NaN, which the calibration imputes. Infinite values,
+values beyond float32 range and complex numbers are errors that name the column; sparse
+matrices are an error (DEN needs dense input).
 """
 
 from __future__ import annotations
@@ -13,8 +14,16 @@ import pandas as pd
 
 from den.errors import DENInputError
 
+# The largest magnitude DEN's float32 features hold; beyond it a value would become infinite.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
 
 def _as_frame(x, what: str) -> pd.DataFrame:
+    import scipy.sparse
+
+    if scipy.sparse.issparse(x):
+        raise DENInputError(f"{what} is a scipy.sparse {type(x).__name__}; DEN needs dense input: "
+                            f"pass x.toarray() (or a pandas DataFrame)")
     if isinstance(x, pd.DataFrame):
         return x
     if isinstance(x, pd.Series):
@@ -71,7 +80,8 @@ class TabularEncoder:
         """(n, d) float32 features, NaN where missing or an unseen category.
 
         Raises:
-            DENInputError: columns differ from the fitted ones, or a value is infinite.
+            DENInputError: columns differ from the fitted ones, a value is infinite, beyond
+                float32 range or complex, or the input is a sparse matrix.
         """
         if self.columns is None:
             raise RuntimeError("TabularEncoder.transform called before fit")
@@ -98,8 +108,13 @@ class TabularEncoder:
             else:
                 if pd.api.types.is_bool_dtype(series) or series.dtype == object:
                     series = series.map(lambda v: float(v) if isinstance(v, (bool, np.bool_)) else v)
-                values = pd.to_numeric(series, errors="coerce").to_numpy(
-                    dtype=np.float64, na_value=np.nan)
+                numeric = pd.to_numeric(series, errors="coerce")
+                if pd.api.types.is_complex_dtype(numeric) or (
+                        numeric.dtype == object and any(isinstance(v, complex) for v in numeric)):
+                    raise DENInputError(f"{what} column {name!r} has complex numbers; DEN needs real "
+                                        f"numbers: pass their real part or magnitude (or both as two "
+                                        f"columns)")
+                values = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
                 bad = series.notna().to_numpy() & np.isnan(values)
                 if bad.any():
                     raise DENInputError(f"{what} column {name!r} has non-numeric value "
@@ -107,6 +122,12 @@ class TabularEncoder:
                 if np.isinf(values).any():
                     raise DENInputError(f"{what} column {name!r} has infinite values; replace them "
                                         f"by NaN (missing) or finite numbers")
+                huge = np.abs(values) > FLOAT32_MAX
+                if huge.any():
+                    raise DENInputError(f"{what} column {name!r} has values beyond float32 range "
+                                        f"(e.g. {values[huge][0]:g}; the limit is {FLOAT32_MAX:.3g}); "
+                                        f"rescale the column (e.g. divide it by a power of ten) or "
+                                        f"replace them by NaN (missing)")
                 out[:, j] = values
         return out
 
@@ -128,8 +149,13 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
         (codes (n,) int32, classes (L,) the original values in sorted order).
 
     Raises:
-        DENInputError: missing labels or a 2-d label array.
+        DENInputError: missing labels, a 2-d label array or a sparse matrix.
     """
+    import scipy.sparse
+
+    if scipy.sparse.issparse(y):
+        raise DENInputError(f"{what} are a scipy.sparse {type(y).__name__}; DEN needs dense input: "
+                            f"pass y.toarray().ravel()")
     arr = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.DataFrame)) else y)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
