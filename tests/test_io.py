@@ -1,0 +1,47 @@
+"""den.io.atomic_write gives outputs the permissions a plain open() gives, not mkstemp's 0600."""
+
+import os
+import stat
+
+import pytest
+
+from den.io import atomic_write, current_umask
+
+
+@pytest.fixture()
+def umask():
+    """Run a test under umask 022, then restore the process's own."""
+    previous = os.umask(0o022)
+    yield 0o022
+    os.umask(previous)
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o027, 0o002], ids=["022", "027", "002"])
+def test_atomic_writes_get_the_permissions_of_open(tmp_path, mask):
+    previous = os.umask(mask)
+    try:
+        assert current_umask() == mask
+        with atomic_write(tmp_path / "atomic.csv", "w") as handle:
+            handle.write("a,b\n")
+        with open(tmp_path / "plain.csv", "w") as handle:
+            handle.write("a,b\n")
+    finally:
+        os.umask(previous)
+    mode = stat.S_IMODE((tmp_path / "atomic.csv").stat().st_mode)
+    assert mode == 0o666 & ~mask == stat.S_IMODE((tmp_path / "plain.csv").stat().st_mode)
+
+
+def test_saved_models_and_predictions_follow_the_umask(tmp_path, umask, small_binary_model):
+    import numpy as np
+
+    from den.cli import main
+
+    model = small_binary_model.save(tmp_path / "model.npz")
+    assert stat.S_IMODE(model.stat().st_mode) == 0o644
+    rng = np.random.default_rng(0)
+    rows = ["a,b,label"] + [f"{x:.3f},{y:.3f},{int(x > y)}" for x, y in rng.normal(size=(40, 2))]
+    (tmp_path / "support.csv").write_text("\n".join(rows) + "\n")
+    out = tmp_path / "pred.csv"
+    assert main(["predict", "--model", str(model), "--support", str(tmp_path / "support.csv"),
+                 "--target", "label", "--query", str(tmp_path / "support.csv"), "--out", str(out)]) == 0
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
