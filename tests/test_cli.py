@@ -1,6 +1,7 @@
 """The command line: pretrain on a directory of CSVs, predict, info, help, errors."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -122,3 +123,111 @@ def test_fine_tuning_defaults_agree_everywhere():
     for name in ("ensemble", "early_stopping", "early_stopping_tolerance", "output_scaling",
                  "output_scaling_learning_rate", "feature_counts", "feature_counts_tolerance"):
         assert getattr(args, f"finetune_{name}") == params[f"finetune_{name}"] == getattr(config, name), name
+
+
+@pytest.fixture()
+def model_and_tables(tmp_path, small_binary_model):
+    """A saved small model, a labelled support CSV and a query CSV."""
+    model = small_binary_model.save(tmp_path / "model.npz")
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(60, 2)), columns=["a", "b"])
+    frame["label"] = np.where(frame["a"] > frame["b"], "yes", "no")
+    frame.to_csv(tmp_path / "support.csv", index=False)
+    frame.drop(columns="label").to_csv(tmp_path / "query.csv", index=False)
+    return model, tmp_path / "support.csv", tmp_path / "query.csv"
+
+
+def _predict_args(model, support, query, out):
+    return ["predict", "--model", str(model), "--support", str(support), "--target", "label",
+            "--query", str(query), "--out", str(out)]
+
+
+def test_output_paths_are_checked_before_any_work(tmp_path, csv_tasks, model_and_tables, capsys,
+                                                  monkeypatch):
+    import den.api
+    import den.train.pretrain
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the work started before the output path was checked")
+
+    monkeypatch.setattr(den.api.DENClassifier, "fit", no_work)
+    monkeypatch.setattr(den.train.pretrain, "pretrain", no_work)
+    (tmp_path / "a_file").write_text("x")
+    (tmp_path / "m.npz.checkpoint").write_text("x")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    before = sorted(tmp_path.rglob("*"))
+    bad = {folder: "is a directory; give the path of a file",
+           tmp_path / "a_file" / "pred.csv": "lies under .*a_file', which is a file, not a directory",
+           tmp_path / "a_file" / "deeper" / "pred.csv": "lies under .*a_file', which is a file"}
+    for out, message in bad.items():
+        assert main(_predict_args(*model_and_tables, out)) == 2
+        assert re.search(f"den predict: error: --out '.*' {message}", capsys.readouterr().err)
+        assert main(["pretrain", "--tasks", str(csv_tasks), "--out", str(out), "--quiet"]) == 2
+        assert re.search(f"den pretrain: error: --out '.*' {message}", capsys.readouterr().err)
+    assert main(["pretrain", "--tasks", str(csv_tasks), "--out", str(tmp_path / "m.npz"),
+                 "--checkpoint-dir", str(tmp_path / "a_file")]) == 2
+    assert "--checkpoint-dir" in capsys.readouterr().err
+    # the default checkpoint directory, OUT.checkpoint, is a file
+    assert main(["pretrain", "--tasks", str(csv_tasks), "--out", str(tmp_path / "m.npz")]) == 2
+    assert "checkpoint directory (--checkpoint-dir)" in capsys.readouterr().err
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_values_beyond_float32_range_fail_the_command(tmp_path, model_and_tables, capsys):
+    model, support, query = model_and_tables
+    frame = pd.read_csv(query)
+    frame.loc[4, "b"] = 1e39
+    frame.to_csv(tmp_path / "huge.csv", index=False)
+    out = tmp_path / "pred.csv"
+    assert main(_predict_args(model, support, tmp_path / "huge.csv", out)) == 2 and not out.exists()
+    assert "features column 'b' has values beyond float32 range" in capsys.readouterr().err
+
+
+def test_model_and_support_errors_say_what_is_wrong(tmp_path, model_and_tables, capsys):
+    import pickle
+
+    model, support, query = model_and_tables
+    out = tmp_path / "pred.csv"
+    empty = tmp_path / "empty.csv"
+    empty.write_text("a,b,label\n")
+    assert main(_predict_args(model, empty, query, out)) == 2
+    assert "the support set has no rows" in capsys.readouterr().err
+    assert main(_predict_args(tmp_path, support, query, out)) == 2
+    assert "is a directory, not a model file" in capsys.readouterr().err
+    assert main(["info", str(tmp_path)]) == 2
+    assert "is a directory, not a model file" in capsys.readouterr().err
+    pickled = tmp_path / "pickled.npz"
+    pickled.write_bytes(pickle.dumps({"weights": [1, 2]}))
+    objects = tmp_path / "objects.npz"
+    np.savez(objects, weights=np.array([{"a": 1}], dtype=object))
+    for path in (pickled, objects):
+        assert main(_predict_args(path, support, query, out)) == 2
+        err = capsys.readouterr().err
+        assert f"{str(path)!r} is not a DEN model file" in err and "allow_pickle" not in err
+    assert not out.exists()
+
+
+def test_version_and_no_command(capsys):
+    from den.cli import package_version
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.strip() == f"den {package_version()}"
+    assert package_version() == "0.1.0"
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert "usage: den" in err and all(f"den {cmd}" in err for cmd in ("pretrain", "predict", "info"))
+
+
+def test_version_without_an_installed_distribution(monkeypatch):
+    import importlib.metadata
+
+    import den
+    from den.cli import package_version
+
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    assert package_version() == den.__version__

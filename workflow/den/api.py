@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
 from den.data.encoding import TabularEncoder, encode_labels
-from den.errors import DENInputError
+from den.errors import DENInputError, DENModelError
 from den.model.den import DEN
 from den.pretrained import PRESETS, shipped_model_path
 from den.train.finetune import FinetuneConfig, fit_task
@@ -33,18 +33,41 @@ _LOADED: dict[tuple[str, float, int], DEN] = {}
 
 
 def load_model(model: str | os.PathLike | DEN) -> DEN:
-    """A ``DEN`` from a path (cached per file and modification time) or as given."""
+    """A ``DEN`` from a path (cached per file and modification time) or as given.
+
+    Raises:
+        DENModelError: naming the path: it does not exist, is a directory or is not a DEN
+            model file.
+    """
     if isinstance(model, DEN):
         return model
     path = Path(model)
+    if path.is_dir():
+        raise DENModelError(f"DEN model {str(path)!r} is a directory, not a model file; give the "
+                            f".npz file written by `den pretrain` (or DEN.save)")
     try:
         stat = path.stat()
         key = (str(path.resolve()), stat.st_mtime, stat.st_size)
     except OSError:
-        return DEN.load(path)  # raises DENModelError naming the path
+        return _load(path)  # raises DENModelError naming the path
     if key not in _LOADED:
-        _LOADED[key] = DEN.load(path)
+        _LOADED[key] = _load(path)
     return _LOADED[key]
+
+
+def _load(path: Path) -> DEN:
+    """``DEN.load``, whose error for a file that is not an .npz archive of plain arrays (text,
+    a pickle, object arrays) would quote numpy's advice to allow pickles: a DEN model file
+    never needs them, so say it is not one."""
+    try:
+        return DEN.load(path)
+    except DENModelError as err:
+        if "allow_pickle" not in str(err):
+            raise
+        raise DENModelError(f"{str(path)!r} is not a DEN model file (a DEN model is an .npz archive "
+                            f"of plain arrays; a DENClassifier saved with pickle or joblib is loaded "
+                            f"with pickle.load or joblib.load); give the .npz file written by "
+                            f"`den pretrain` (or DEN.save)") from err
 
 
 class DENClassifier(ClassifierMixin, BaseEstimator):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import shutil
 import sys
@@ -65,9 +66,21 @@ def _add_finetune_options(parser):
     group.add_argument("--seed", type=int, default=0, help="seed of fine-tuning (default: 0)")
 
 
+def package_version() -> str:
+    """The installed distribution's version; ``den.__version__`` in a source tree not installed."""
+    try:
+        return importlib.metadata.version("den-workflow")
+    except importlib.metadata.PackageNotFoundError:
+        from den import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="den", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}",
+                        help="print the package version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser(
@@ -148,8 +161,9 @@ def _predict(args) -> None:
 
     from den.api import DENClassifier
     from den.data.encoding import read_table, split_target
-    from den.io import atomic_write
+    from den.io import atomic_write, check_output_path
 
+    check_output_path(args.out, "--out")
     support = read_table(args.support, "support")
     features, labels = split_target(support, args.target, f"support file {args.support!r}")
     query = read_table(args.query, "query")
@@ -182,9 +196,14 @@ def _pretrain(args) -> None:
     from den.data.encoding import read_table, task_from_frame
     from den.data.synthetic import GENERATED_FEATURES, GENERATED_ROWS, make_tasks
     from den.errors import DENInputError
+    from den.io import check_output_path
     from den.model.config import ModelConfig
     from den.train.pretrain import PretrainConfig, pretrain
 
+    check_output_path(args.out, "--out")
+    checkpoint_dir = Path(args.checkpoint_dir or f"{args.out}.checkpoint")
+    check_output_path(checkpoint_dir, "--checkpoint-dir" if args.checkpoint_dir else
+                      "the checkpoint directory (--checkpoint-dir)", directory=True)
     directory = Path(args.tasks)
     files = sorted(directory.glob("*.csv")) if directory.is_dir() else []
     if not files:
@@ -202,7 +221,6 @@ def _pretrain(args) -> None:
     config = PretrainConfig(steps=args.steps, query_rows=args.query_rows, support_rows=args.support_rows,
                             support_rows_min=args.support_rows_min, covariates_max=args.max_covariates,
                             learning_rate=args.learning_rate, seed=args.seed)
-    checkpoint_dir = Path(args.checkpoint_dir or f"{args.out}.checkpoint")
     model = pretrain(tasks, model_config, config, checkpoint_dir=checkpoint_dir,
                      progress=None if args.quiet else sys.stderr)
     model.save(args.out)
@@ -212,15 +230,22 @@ def _pretrain(args) -> None:
 
 
 def _info(args) -> None:
-    from den.model.den import DEN
+    from den.api import load_model
     from den.pretrained import shipped_model_path
 
-    model = DEN.load(args.model or shipped_model_path())
+    model = load_model(args.model or shipped_model_path())
     print(json.dumps({"config": model.config.to_dict(), "metadata": model.metadata}, indent=2))
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run the command line; returns the exit status (0 done, 2 an error; no command: the
+    help and 2)."""
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:
+        parser.print_help(sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
     handler = {"predict": _predict, "pretrain": _pretrain, "info": _info}[args.command]
     try:
         handler(args)

@@ -41,3 +41,37 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb"):
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _nearest_existing(path: Path) -> Path:
+    """``path`` or its nearest ancestor that exists (``.`` or ``/`` at the latest)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def check_output_path(path: str | os.PathLike, what: str, directory: bool = False) -> None:
+    """Check, before any work, that ``path`` can be written: a file (``directory=False``) that
+    is not an existing directory, or a directory that is not an existing file, under folders
+    that are folders (missing ones are created on writing) and writable. Writes nothing.
+
+    Args:
+        what: how to name the path in an error, e.g. "--out".
+
+    Raises:
+        DENInputError: naming ``what``, the path and what is wrong with it.
+    """
+    from den.errors import DENInputError
+
+    path = Path(path)
+    if not directory and path.is_dir():
+        raise DENInputError(f"{what} {str(path)!r} is a directory; give the path of a file to write")
+    if directory and path.exists() and not path.is_dir():
+        raise DENInputError(f"{what} {str(path)!r} is a file; give the path of a directory")
+    existing = _nearest_existing(path if directory else path.parent)
+    if not existing.is_dir():
+        raise DENInputError(f"{what} {str(path)!r} lies under {str(existing)!r}, which is a file, not "
+                            f"a directory; choose another path")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise DENInputError(f"{what} {str(path)!r}: directory {str(existing)!r} is not writable; "
+                            f"choose another path")
