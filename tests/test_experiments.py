@@ -324,6 +324,52 @@ def test_subtasks_settings_and_transfer_protocol():
     assert training_datasets(config, specs["transfer"], "all") == ["sim-digits-p10", "sim-digits-p20", "b"]
 
 
+def test_an_experiments_pretrain_and_baselines_settings_reach_only_its_own_pre_training():
+    """experiments.<name>.pretrain/baselines apply over the top-level sections (the paper's
+    real-data tables pre-train without covariate sampling), keep their models apart from
+    other experiments' in the model index, are checked, and are not filled in by the schema,
+    so a config without them keeps its job parameters."""
+    from pathlib import Path
+
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    from den.workflow_config import model_index, model_params, pretrain_params
+
+    schema = str(Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml")
+    same = {"pretrain_on": ["b"], "datasets": ["a"], "methods": ["den", "pn", "maml"]}
+    config = {"seed": 1, "pretrain": {"steps": 5, "covariates_max": 50},
+              "baselines": {"covariates_max": 50},
+              "datasets": {"a": {"source": "sklearn"}, "b": {"source": "sklearn"}},
+              "methods": {"den": {"kind": "den"}, "pn": {"kind": "meta", "model": "proto_net"},
+                          "maml": {"kind": "meta", "model": "maml", "settings": {"covariates_min": 2}}},
+              "experiments": {"sampled": dict(same), "twin": dict(same),
+                              "whole": {**same, "pretrain": {"covariates_min": 25, "covariates_max": 25},
+                                        "baselines": {"covariates_min": 25, "covariates_max": 25}}}}
+    validate(config, schema)
+    specs = experiments(config)
+    assert "pretrain" not in specs["sampled"] and "baselines" not in specs["sampled"]  # not filled in
+    top = {key: value for key, value in config["pretrain"].items() if key != "seeds"}
+    assert pretrain_params(config, 0, specs["sampled"]) == pretrain_params(config) == {**top, "seed": 1}
+    whole = pretrain_params(config, 1, specs["whole"])
+    assert (whole["covariates_min"], whole["covariates_max"], whole["steps"], whole["seed"]) == (25, 25, 5, 2)
+    for kind in ("meta-pn", "meta-maml"):  # over the top-level baselines and the method's settings
+        params = model_params(config, specs["whole"], "base", kind)
+        assert (params["covariates_min"], params["covariates_max"]) == (25, 25)
+    assert model_params(config, specs["sampled"], "base", "meta-maml")["covariates_min"] == 2
+    index = model_index(config)
+    for kind in ("plf", "meta-pn"):
+        path = "results/models/{}/base/" + kind + "/all.npz"
+        assert index[path.format("twin")] == path.format("sampled")  # alike: one job
+        assert index[path.format("whole")] == path.format("whole")
+    config["experiments"]["whole"]["pretrain"] = {"covariates_min": 60}
+    with pytest.raises(ConfigError, match="whole.pretrain: covariates_min 60 > covariates_max 50"):
+        experiments(config)
+    config["experiments"]["whole"]["pretrain"] = {"seeds": 2}  # members are a top-level setting
+    with pytest.raises(WorkflowError):
+        validate(config, schema)
+
+
 def test_improvement_is_paired_over_common_splits():
     from den.report.tables import improvement
 

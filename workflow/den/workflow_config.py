@@ -9,6 +9,9 @@ Protocols of an experiment:
         pre-training run ("<...>/all.npz") evaluated on every dataset of the experiment.
 Settings: ``sweep: {key: [values]}`` (e.g. order or n_keypoints) gives one model setting
 per value ("<key>-<value>"); without a sweep the only setting is "base".
+Overrides: an experiment's ``model``, ``pretrain`` and ``baselines`` apply over the top-level
+sections for its pre-training runs only (``pretrain`` and ``baselines`` are read with
+``spec.get``: not filled in, so configs without them keep their job parameters).
 """
 
 from __future__ import annotations
@@ -120,11 +123,26 @@ def experiments(config: dict) -> dict[str, dict]:
         if full["compare_to"] is not None and full["compare_to"] not in config["experiments"]:
             raise ConfigError(f"experiments.{name}.compare_to: unknown experiment {full['compare_to']!r}")
         _check_reference(name, full)
+        _check_overrides(name, full, config)
         if leave_one_out(full) and len(full["datasets"]) < 2:
             raise ConfigError(f"experiments.{name}: leave-one-dataset-out needs >= 2 datasets "
                               f"(or give pretrain_on without 'others')")
         out[name] = full
     return out
+
+
+def _check_overrides(name: str, full: dict, config: dict) -> None:
+    """An experiment's ``pretrain`` and ``baselines`` settings, merged over the top-level
+    sections (PretrainConfig's and MetaConfig's defaults of 1 and 25 where neither gives
+    them), sample C from a non-empty range: covariates_min <= covariates_max."""
+    for section in ("pretrain", "baselines"):
+        if not full.get(section):
+            continue
+        merged = {"covariates_min": 1, "covariates_max": 25, **(config.get(section) or {}), **full[section]}
+        if merged["covariates_min"] > merged["covariates_max"]:
+            raise ConfigError(f"experiments.{name}.{section}: covariates_min {merged['covariates_min']} "
+                              f"> covariates_max {merged['covariates_max']} (merged over the top-level "
+                              f"'{section}')")
 
 
 def _check_reference(name: str, full: dict) -> None:
@@ -197,11 +215,13 @@ def held_out_name(spec: dict, dataset: str) -> str:
 def model_params(config: dict, spec: dict, setting: str, kind: str) -> dict:
     """Keyword arguments of a pre-training run: DEN's ModelConfig (kind "plf"/"no_plf"), or
     a baseline's MetaConfig and its name under "baseline" (kind "meta-<method>"): the
-    config's ``baselines`` section, then the method's ``settings``."""
+    config's ``baselines`` section, then the method's ``settings``, then the experiment's
+    ``baselines`` (e.g. a table pre-trained on real datasets without covariate sampling)."""
     if kind.startswith(META_PREFIX):
         method = config["methods"][kind[len(META_PREFIX):]]
         max_classes = {**config.get("model", {}), **spec["model"]}.get("max_classes")
-        return {**config.get("baselines", {}), **(method.get("settings") or {}), "baseline": method["model"],
+        return {**config.get("baselines", {}), **(method.get("settings") or {}),
+                **(spec.get("baselines") or {}), "baseline": method["model"],
                 "head": spec["head"], "seed": config.get("seed", 91620),
                 **({"max_classes": max_classes} if max_classes else {})}
     return {**config.get("model", {}), **spec["model"], **settings(spec)[setting], "head": spec["head"],
@@ -232,12 +252,14 @@ def shipped_model_params(config: dict) -> dict:
             "seed": config.get("seed", 91620)}
 
 
-def pretrain_params(config: dict, member: int = 0) -> dict:
+def pretrain_params(config: dict, member: int = 0, spec: dict | None = None) -> dict:
     """PretrainConfig keywords of pre-training member ``member`` (0 .. ``pretrain.seeds`` - 1):
-    the config's ``pretrain`` section less ``seeds``, with episode seed ``seed`` + ``member``.
-    Member 0 is the single model of ``seeds`` 1, so raising ``seeds`` keeps it."""
+    the config's ``pretrain`` section less ``seeds``, then the experiment ``spec``'s own
+    ``pretrain`` settings (if any), with episode seed ``seed`` + ``member``. Member 0 is the
+    single model of ``seeds`` 1, so raising ``seeds`` keeps it."""
     params = {k: v for k, v in (config.get("pretrain") or {}).items() if k != "seeds"}
-    return {**params, "seed": config["seed"] + member}
+    overrides = (spec or {}).get("pretrain") or {}
+    return {**params, **overrides, "seed": config.get("seed", 91620) + member}
 
 
 def member_files(config: dict, path: str, kind: str) -> list[str]:
@@ -296,10 +318,13 @@ def model_index(config: dict) -> dict[str, str]:
             metas = [pretrained_model_kind(m, config["methods"][m]) for m in spec["methods"]
                      if config["methods"][m].get("kind") == "meta"]
             for kind in ("plf", "no_plf", *metas):
+                # DEN's pre-training settings tell its models apart too (an experiment's own
+                # ``pretrain``); the baselines' settings are part of model_params
+                pretrain = None if kind.startswith(META_PREFIX) else pretrain_params(config, 0, spec)
                 for held_out in _held_outs(spec):
                     path = f"results/models/{name}/{setting}/{kind}/{held_out}.npz"
                     key = json.dumps([training_datasets(config, spec, held_out),
-                                      model_params(config, spec, setting, kind)], sort_keys=True)
+                                      model_params(config, spec, setting, kind), pretrain], sort_keys=True)
                     first = canonical.setdefault(key, path)
                     twins = zip(member_files(config, path, kind), member_files(config, first, kind))
                     index.update(twins)

@@ -11,7 +11,7 @@ rule pretrain:
         model=lambda wildcards: wc.model_params(
             config, EXPERIMENTS[wildcards.experiment], wildcards.setting, wildcards.kind
         ),
-        pretrain=lambda wildcards: wc.pretrain_params(config),
+        pretrain=lambda wildcards: wc.pretrain_params(config, 0, EXPERIMENTS[wildcards.experiment]),
     log:
         "results/logs/pretrain/{experiment}/{setting}/{kind}/{heldout}.log",
     benchmark:
@@ -33,7 +33,9 @@ use rule pretrain as pretrain_member with:
         model=lambda wildcards: wc.model_params(
             config, EXPERIMENTS[wildcards.experiment], wildcards.setting, wildcards.kind
         ),
-        pretrain=lambda wildcards: wc.pretrain_params(config, int(wildcards.member)),
+        pretrain=lambda wildcards: wc.pretrain_params(
+            config, int(wildcards.member), EXPERIMENTS[wildcards.experiment]
+        ),
     log:
         "results/logs/pretrain/{experiment}/{setting}/{kind}/{heldout}.seed{member}.log",
     benchmark:
