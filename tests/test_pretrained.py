@@ -22,7 +22,7 @@ def test_the_shipped_model_loads_and_is_the_validated_preset():
     assert path == SHIPPED_BINARY and path.stat().st_size < 400_000  # small package data
     model = DEN.load(path)
     config = model.config
-    assert config.head == "binary" and config.order == 3 and config.max_tuples == 625
+    assert config.head == "binary" and config.order == 3 and config.max_tuples == config.min_tuples == 625
     assert config.local_bandwidths == (0.05, 0.1, 0.2, 0.4) and config.keypoint_placement == "quantile"
     names = model.metadata["pretrained_on"]  # 55 binary corpus sets and the 16 binary tabular sets
     assert len(names) == 71 and sum(name.startswith("corpus-") for name in names) == 55
