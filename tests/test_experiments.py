@@ -66,6 +66,49 @@ def test_direct_and_den_methods_score_the_same_split(small_binary_model):
     assert pretrained_model_kind("pn", {"kind": "meta", "model": "proto_net"}) == "meta-pn"
 
 
+@pytest.mark.parametrize("variant", ["den", "no_finetune", "no_plf"])
+def test_keypoints_from_support_keeps_the_query_rows_out_of_the_plf_spans(small_binary_model, monkeypatch,
+                                                                          variant):
+    """keypoints_from="support" spans each feature's keypoints over the support rows alone (what
+    the baselines see); the default also spreads them over the query rows' covariates."""
+    import den.train.finetune as finetune
+
+    seen = []
+
+    def spy(den, x_support, y_support, n_classes, config=None, x_unlabeled=None):
+        fitted = fit_task(den, x_support, y_support, n_classes, config, x_unlabeled=x_unlabeled)
+        seen.append((x_support, x_unlabeled, fitted.task_models[0].keypoints))
+        return fitted
+
+    fit_task = finetune.fit_task
+    monkeypatch.setattr(finetune, "fit_task", spy)
+    task = make_task("t", 300, 4, seed=3)
+    spec = {"kind": "den", "variant": variant}
+    settings = {"n_support": 50, "seed": 0, "repeat": 0, "model": small_binary_model,
+                "finetune_config": {"epochs": 1, "steps_per_epoch": 1}}
+    default = evaluate_method(spec, task, **settings)
+    support_only = evaluate_method(spec, task, **settings, keypoints_from="support")
+    (x_support, unlabeled, wide), (x_same, none, narrow) = seen
+    np.testing.assert_array_equal(x_support, x_same)  # the same split
+    assert unlabeled.shape == (default["n_query"], 4) and none is None
+    np.testing.assert_allclose(narrow[:, [0, -1]], np.c_[x_support.min(0), x_support.max(0)])
+    span = np.vstack([x_support, unlabeled])
+    np.testing.assert_allclose(wide[:, [0, -1]], np.c_[span.min(0), span.max(0)])
+    assert (wide[:, -1] - wide[:, 0] > narrow[:, -1] - narrow[:, 0]).all()
+    assert support_only["split_seed"] == default["split_seed"]
+    with pytest.raises(ValueError, match="keypoints_from must be one of"):
+        evaluate_method(spec, task, **settings, keypoints_from="query")
+
+
+def test_keypoints_from_reaches_only_den_evaluation_jobs_and_only_when_changed():
+    from den.workflow_config import keypoint_options
+
+    den, lr = {"kind": "den", "variant": "no_plf"}, {"kind": "direct", "model": "logistic_regression"}
+    assert keypoint_options({}, den) == keypoint_options({"keypoints_from": "support_and_query"}, den) == {}
+    assert keypoint_options({"keypoints_from": "support"}, den) == {"keypoints_from": "support"}
+    assert keypoint_options({"keypoints_from": "support"}, lr) == {}
+
+
 def test_meta_baselines_plug_into_the_same_evaluation():
     from den.baselines.meta import MetaConfig
     from den.experiments import check_method, pretrain_model

@@ -103,6 +103,8 @@ def test_den_has_the_appendix_b_architecture_k_10_uniform_keypoints_and_r_2(pape
         assert model.head == ("multiclass" if name == "openml_mc" else "binary")
     assert [int(s.split("-")[1]) for s in wc.settings(specs["ablation_r"])] == list(range(1, 9))  # r in [8]
     assert 10 in specs["plf_keypoints"]["sweep"]["n_keypoints"]
+    assert config["keypoints_from"] == "support"  # DEN sees what the baselines see: the support rows
+    assert wc.keypoint_options(config, config["methods"]["den_no_plf"]) == {"keypoints_from": "support"}
     assert config["seed"] == 91620  # appendix D
 
 

@@ -22,6 +22,11 @@ from den.evaluate import score, support_query_split
 METHOD_KINDS = ("den", "direct", "meta")
 DEN_VARIANTS = ("den", "no_finetune", "no_plf")
 META_PREFIX = "meta-"
+# Rows whose covariates place DEN's PLF keypoints at evaluation: the support rows and the
+# query rows' covariates (transductive, the default), or the support rows alone (as the
+# baselines see a task; config/paper.yaml).
+KEYPOINT_SOURCES = ("support_and_query", "support")
+DEFAULT_KEYPOINTS_FROM = "support_and_query"
 
 
 def check_method(name: str, spec: dict) -> None:
@@ -126,7 +131,8 @@ def subtask(task: Task, features: tuple[int, int], seed: int) -> Task:
 
 def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat: int,
                     model=None, finetune_config=None, subtask_features=None,
-                    max_query: int | None = None, subtasks: int = 1) -> dict:
+                    max_query: int | None = None, subtasks: int = 1,
+                    keypoints_from: str = DEFAULT_KEYPOINTS_FROM) -> dict:
     """Split ``task``, fit the method on the support rows, score the query rows.
 
     With ``subtasks`` = k > 1 this is done k times on independent splits (and feature
@@ -144,6 +150,10 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
             averaged), or the ``MetaLearner`` (meta methods).
         finetune_config: ``FinetuneConfig`` (or its keyword arguments) for the ``den`` variant;
             TensorFlow is imported only for DEN and meta methods.
+        keypoints_from: DEN methods: "support_and_query" places each feature's PLF keypoints
+            over the support rows and the query rows' covariates (transductive: the query's
+            values widen the span, its labels are not used); "support" over the support rows
+            only, the information the other methods get. Other methods ignore it.
 
     Returns:
         dict with auc, accuracy, n_support, n_query, n_features, split_seed (of sub-task 0)
@@ -154,9 +164,11 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
     """
     if subtasks < 1:
         raise ValueError(f"subtasks must be >= 1, got {subtasks}")
+    if keypoints_from not in KEYPOINT_SOURCES:
+        raise ValueError(f"keypoints_from must be one of {KEYPOINT_SOURCES}, got {keypoints_from!r}")
     runs = [_evaluate_once(spec, task, n_support=n_support, seed=seed, repeat=repeat, k=k, model=model,
                            finetune_config=finetune_config, subtask_features=subtask_features,
-                           max_query=max_query) for k in range(subtasks)]
+                           max_query=max_query, keypoints_from=keypoints_from) for k in range(subtasks)]
     out = dict(runs[0])
     for key in ("auc", "accuracy", "n_query", "n_features", "finetune_epochs"):
         if key in out:
@@ -165,7 +177,7 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
 
 
 def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_config, subtask_features,
-                   max_query) -> dict:
+                   max_query, keypoints_from) -> dict:
     s = split_seed(seed, task.name, repeat) if k == 0 else split_seed(seed, f"{task.name}#{k}", repeat)
     if subtask_features is not None:
         task = subtask(task, tuple(subtask_features), s)
@@ -179,12 +191,13 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
             base = finetune_config or FinetuneConfig()
             base = FinetuneConfig(**base) if isinstance(base, dict) else base
         members = model if isinstance(model, (list, tuple)) else [model]
+        unlabeled = task.x[query] if keypoints_from == "support_and_query" else None
         probas, epochs, read = [], [], []
         for m, den in enumerate(members):  # member m's folds and halvings: seed s + m * stride
             config = None if base is None else FinetuneConfig(**{**base.to_dict(),
                                                                   "seed": s + m * MEMBER_SEED_STRIDE})
             fitted = fit_task(den, task.x[support], task.y[support], task.n_classes, config,
-                              x_unlabeled=task.x[query])  # a binary head on > 2 classes: one-vs-rest
+                              x_unlabeled=unlabeled)  # a binary head on > 2 classes: one-vs-rest
             probas.append(fitted.proba(task.x[query]))
             epochs.append(np.mean([task_model.finetune_epochs for task_model in fitted.task_models]))
             read.append(np.mean([task_model.n_features for task_model in fitted.task_models]))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from den.experiments import META_PREFIX, check_method, pretrained_model_kind
+from den.experiments import DEFAULT_KEYPOINTS_FROM, META_PREFIX, check_method, pretrained_model_kind
 
 EXPERIMENT_DEFAULTS = {"caption": "", "head": "binary", "metric": "auc", "n_support": 50, "max_query": None,
                        "repeats": 20, "model": {}, "sweep": None, "pretrain_on": None,
@@ -260,6 +260,16 @@ def pretrain_params(config: dict, member: int = 0, spec: dict | None = None) -> 
     params = {k: v for k, v in (config.get("pretrain") or {}).items() if k != "seeds"}
     overrides = (spec or {}).get("pretrain") or {}
     return {**params, **overrides, "seed": config.get("seed", 91620) + member}
+
+
+def keypoint_options(config: dict, method: dict) -> dict:
+    """``evaluate_method``'s ``keypoints_from`` for a method's evaluation jobs: the config's
+    ``keypoints_from`` for DEN methods where it is not the default, else nothing, so the jobs of
+    a config that keeps the default (and every non-DEN job) keep their parameters."""
+    value = config.get("keypoints_from", DEFAULT_KEYPOINTS_FROM)
+    if method.get("kind") != "den" or value == DEFAULT_KEYPOINTS_FROM:
+        return {}
+    return {"keypoints_from": value}
 
 
 def member_files(config: dict, path: str, kind: str) -> list[str]:

@@ -41,13 +41,15 @@ def evaluation_protocol(wildcards):
     """The method's config entry and the keyword arguments of ``evaluate_method`` (split
     settings, seed, fine-tuning): one parameter, as snakemake's cost per parameter adds up
     over the paper's ~12,000 evaluation jobs. Only the fine-tuned DEN variant gets the
-    fine-tuning settings, so changing them reruns only its evaluations."""
+    fine-tuning settings, so changing them reruns only its evaluations; DEN methods get
+    keypoints_from only where the config changes it from the default."""
     spec = EXPERIMENTS[wildcards.experiment]
     method = config["methods"][wildcards.method]
     return {"method": method, "n_support": spec["n_support"],
             "subtask_features": spec["subtask_features"], "max_query": spec["max_query"],
             "subtasks": spec["subtasks"], "seed": config["seed"],
-            "finetune_config": config.get("finetune", {}) if is_fine_tuned(method) else None}
+            "finetune_config": config.get("finetune", {}) if is_fine_tuned(method) else None,
+            **wc.keypoint_options(config, method)}
 
 
 def evaluation_inputs(wildcards):
