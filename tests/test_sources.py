@@ -84,33 +84,43 @@ def test_task_file_round_trip(tmp_path):
     np.testing.assert_array_equal(back.y, task.y)
 
 
-def _openml_cache_fixture(root, did):
-    """A dataset in the layout openml-python keeps on disk: description, features, ARFF data."""
+def _openml_cache(root, did, name, attributes, rows):
+    """A dataset in the layout openml-python keeps on disk: description, features, ARFF data.
+    ``attributes``: (name, nominal values or None for numeric), the target ("class") last;
+    ``rows``: lists of ARFF values ("?" missing)."""
     d = root / "openml" / "org" / "openml" / "www" / "datasets" / str(did)
     d.mkdir(parents=True)
+    target = attributes[-1][0]
     (d / "description.xml").write_text(
         f'<oml:data_set_description xmlns:oml="http://openml.org/openml"><oml:id>{did}</oml:id>'
-        "<oml:name>tiny</oml:name><oml:version>1</oml:version><oml:format>ARFF</oml:format>"
+        f"<oml:name>{name}</oml:name><oml:version>1</oml:version><oml:format>ARFF</oml:format>"
         "<oml:upload_date>2020-01-01T00:00:00</oml:upload_date>"
-        "<oml:default_target_attribute>class</oml:default_target_attribute>"
-        f"<oml:url>https://api.openml.org/data/v1/download/{did}/tiny.arff</oml:url>"
+        f"<oml:default_target_attribute>{target}</oml:default_target_attribute>"
+        f"<oml:url>https://api.openml.org/data/v1/download/{did}/{name}.arff</oml:url>"
         "<oml:status>active</oml:status><oml:md5_checksum>0</oml:md5_checksum></oml:data_set_description>")
 
-    def feature(index, name, kind, values=(), target=False):
-        nominal = "".join(f"<oml:nominal_value>{v}</oml:nominal_value>" for v in values)
+    def feature(index, name, values):
+        nominal = "".join(f"<oml:nominal_value>{v}</oml:nominal_value>" for v in values or ())
+        kind = "numeric" if values is None else "nominal"
         return (f"<oml:feature><oml:index>{index}</oml:index><oml:name>{name}</oml:name>"
-                f"<oml:data_type>{kind}</oml:data_type>{nominal}<oml:is_target>{str(target).lower()}"
+                f"<oml:data_type>{kind}</oml:data_type>{nominal}<oml:is_target>{str(name == target).lower()}"
                 "</oml:is_target><oml:is_ignore>false</oml:is_ignore><oml:is_row_identifier>false"
                 "</oml:is_row_identifier><oml:number_of_missing_values>0</oml:number_of_missing_values>"
                 "</oml:feature>")
 
-    (d / "features.xml").write_text(
-        '<oml:data_features xmlns:oml="http://openml.org/openml">' + feature(0, "num", "numeric")
-        + feature(1, "colour", "nominal", ("red", "blue")) + feature(2, "const", "numeric")
-        + feature(3, "class", "nominal", ("yes", "no"), target=True) + "</oml:data_features>")
-    (d / "dataset.arff").write_text(
-        "@RELATION tiny\n@ATTRIBUTE num NUMERIC\n@ATTRIBUTE colour {red,blue}\n@ATTRIBUTE const NUMERIC\n"
-        "@ATTRIBUTE class {yes,no}\n@DATA\n1.5,red,2,yes\n?,blue,2,no\n3.0,red,2,yes\n4.0,blue,2,no\n")
+    (d / "features.xml").write_text('<oml:data_features xmlns:oml="http://openml.org/openml">' + "".join(
+        feature(i, a, values) for i, (a, values) in enumerate(attributes)) + "</oml:data_features>")
+    header = "".join(f"@ATTRIBUTE {a} {'NUMERIC' if values is None else '{' + ','.join(values) + '}'}\n"
+                     for a, values in attributes)
+    data = "".join(",".join(str(v) for v in row) + "\n" for row in rows)
+    (d / "dataset.arff").write_text(f"@RELATION {name}\n{header}@DATA\n{data}")
+
+
+def _openml_cache_fixture(root, did):
+    _openml_cache(root, did, "tiny", [("num", None), ("colour", ("red", "blue")), ("const", None),
+                                      ("class", ("yes", "no"))],
+                  [[1.5, "red", 2, "yes"], ["?", "blue", 2, "no"], [3.0, "red", 2, "yes"],
+                   [4.0, "blue", 2, "no"]])
 
 
 def test_openml_source_reads_the_openml_cache_on_disk(tmp_path):
@@ -122,6 +132,45 @@ def test_openml_source_reads_the_openml_cache_on_disk(tmp_path):
     assert task.feature_names == ["num", "colour"]  # target out, constant column dropped
     np.testing.assert_array_equal(task.x[:, 1], [1, 0, 1, 0])  # categories sorted: blue, red
     assert np.isnan(task.x[1, 0]) and task.classes == ["no", "yes"] and task.y.tolist() == [1, 0, 1, 0]
+
+
+# The 7 trigram-similarity scores of Nomao (appendix C) among OpenML 1486's columns V1..V118
+NOMAO_COLUMNS = {"V4": "clean_name_trigram_sim", "V60": "geocoderinputaddress_trigram_sim",
+                 "V91": "phone_trigram", "V95": "fax_trigram", "V99": "street_number_trigram",
+                 "V111": "coordinates_long_trigram", "V115": "coordinates_lat_trigram"}
+
+
+def test_openml_columns_keep_and_rename_only_the_named_features(tmp_path):
+    """Nomao as OpenML serves it (V1..V118, some nominal, many missing, Class 1/2) reduced to the
+    7 trigram-similarity scores the paper uses, in the order and with the names the config gives."""
+    import openml
+
+    openml.config.connection_n_retries = 1  # a network attempt would fail fast here
+    nominal = {7, 8, 16}  # a few of the n/s/m columns
+    attributes = [(f"V{k}", ("n", "s", "m") if k in nominal else None) for k in range(1, 119)]
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(6):
+        row = [("n", "s", "m")[i % 3] if k in nominal else round(float(rng.random()), 3)
+               for k in range(1, 119)]
+        row[95 - 1] = 0.25 * (i + 1) if i in (0, 3) else "?"  # fax: mostly missing
+        rows.append([*row, 1 + i % 2])
+    _openml_cache(tmp_path, 1486, "nomao", [*attributes, ("Class", ("1", "2"))], rows)
+    spec = {"source": "openml", "id": 1486, "attempts": 1, "columns": NOMAO_COLUMNS}
+    task = load_tabular("nomao", spec, cache_dir=tmp_path)
+    assert task.feature_names == list(NOMAO_COLUMNS.values())
+    values = [[row[int(v[1:]) - 1] for v in NOMAO_COLUMNS] for row in rows]
+    expected = np.array([[np.nan if v == "?" else v for v in row] for row in values], dtype=np.float32)
+    np.testing.assert_array_equal(task.x, expected)  # NaN where missing, as OpenML gives them
+    assert task.classes == ["1", "2"] and task.y.tolist() == [0, 1, 0, 1, 0, 1]
+    listed = load_tabular("nomao", {**spec, "columns": ["V99", "V4"]}, cache_dir=tmp_path)
+    assert listed.feature_names == ["V99", "V4"]  # a list keeps the names
+    dropped = load_tabular("nomao", {**spec, "columns": None, "drop": ["V7", "V8"]}, cache_dir=tmp_path)
+    assert "V7" not in dropped.feature_names and "V9" in dropped.feature_names
+    with pytest.raises(DENDataError, match="dataset 'nomao' \\(openml 1486\\): no feature column 'V119'"):
+        load_tabular("nomao", {**spec, "columns": ["V4", "V119"]}, cache_dir=tmp_path)
+    with pytest.raises(DENDataError, match="no feature column 'Class'"):  # the label is not a feature
+        load_tabular("nomao", {**spec, "columns": ["V4", "Class"]}, cache_dir=tmp_path)
 
 
 def _write_puzzles(path, sales_column, rows):
@@ -176,3 +225,49 @@ def test_puzzles_download_retries_and_leaves_nothing_half_written(monkeypatch, t
     bad = _write_puzzles(tmp_path / "bad.csv", "Units", [["a", 1, 2, 1, 50]])
     with pytest.raises(DENDataError, match="has no column 'Sales'"):
         load_tabular("puzzles", {"source": "puzzles", "files": {str(bad): "Sales"}}, cache_dir=tmp_path)
+
+
+def test_puzzles_split_by_file_gives_support_from_one_file_and_query_from_the_other(tmp_path):
+    """The paper's Puzzles set-up: features without the star rating; support rows drawn from the
+    first file only, the second file is the query set, for every method alike."""
+    from den.evaluate import support_query_split
+    from den.experiments import evaluate_method
+
+    columns = ["puzzle_name", "star_rating", "word_count", "is_amazon", "includes_photo", "num_helpful"]
+    rng = np.random.default_rng(1)
+
+    def reviews(path, sales_column, puzzles):
+        rows = [[f"{path.stem}-{p}", int(rng.integers(1, 6)), int(rng.integers(1, 200)),
+                 int(rng.integers(2)), int(rng.integers(2)), int(rng.integers(10)), sales]
+                for p, (count, sales) in enumerate(puzzles) for _ in range(count)]
+        pd.DataFrame(rows, columns=[*columns, sales_column]).to_csv(path, index=False)
+        return str(path)
+
+    train = reviews(tmp_path / "train.csv", "Sales12-18MonthsAgo", [(3, 60), (2, 10), (4, 50), (1, 5)] * 4)
+    test = reviews(tmp_path / "test.csv", "SalesLastSixMonths", [(2, 70), (3, 20), (1, 46)] * 5)
+    spec = {"source": "puzzles", "files": {train: "Sales12-18MonthsAgo", test: "SalesLastSixMonths"},
+            "split": "files", "drop": ["star_rating"]}
+    task = load_tabular("puzzles", spec, cache_dir=tmp_path)
+    assert task.feature_names == ["word_count", "is_amazon", "includes_photo", "num_helpful", "num_reviews"]
+    assert task.metadata == {"support_pool": 40} and task.n_rows == 40 + 30
+    task.save(tmp_path / "p.npz")
+    assert Task.load(tmp_path / "p.npz").metadata == {"support_pool": 40}
+    for seed in range(5):
+        support, query = support_query_split(task.y, 10, seed, support_pool=40)
+        assert support.max() < 40 and query.tolist() == list(range(40, 70))
+        assert set(task.y[support]) == {0, 1}
+    capped = support_query_split(task.y, 10, 0, max_query=12, support_pool=40)[1]
+    assert len(capped) == 12 and capped.min() >= 40
+    lr = {"kind": "direct", "model": "logistic_regression"}
+    metrics = evaluate_method(lr, task, n_support=10, seed=0, repeat=0)
+    assert metrics["n_query"] == 30 and metrics["n_support"] == 10
+    rows = load_tabular("puzzles", {**spec, "split": "rows"}, cache_dir=tmp_path)
+    assert rows.metadata == {} and evaluate_method(lr, rows, n_support=10, seed=0, repeat=0)["n_query"] == 60
+    with pytest.raises(ValueError, match="n_support must be in 2..39"):
+        support_query_split(task.y, 40, 0, support_pool=40)
+    with pytest.raises(DENDataError, match="split 'files' needs two or more files"):
+        load_tabular("puzzles", {**spec, "files": {train: "Sales12-18MonthsAgo"}}, cache_dir=tmp_path)
+    with pytest.raises(DENDataError, match="split must be one of"):
+        load_tabular("puzzles", {**spec, "split": "puzzles"}, cache_dir=tmp_path)
+    with pytest.raises(DENDataError, match="no feature column 'stars'"):
+        load_tabular("puzzles", {**spec, "drop": ["stars"]}, cache_dir=tmp_path)

@@ -126,14 +126,17 @@ def subtask(task: Task, features: tuple[int, int], seed: int) -> Task:
     c = int(rng.integers(min(features[0], hi), hi + 1))
     keep = np.sort(rng.choice(task.n_features, c, replace=False))
     return Task(name=task.name, x=task.x[:, keep], y=task.y,
-                feature_names=[task.feature_names[j] for j in keep], classes=task.classes)
+                feature_names=[task.feature_names[j] for j in keep], classes=task.classes,
+                metadata=task.metadata)
 
 
 def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat: int,
                     model=None, finetune_config=None, subtask_features=None,
                     max_query: int | None = None, subtasks: int = 1,
                     keypoints_from: str = DEFAULT_KEYPOINTS_FROM) -> dict:
-    """Split ``task``, fit the method on the support rows, score the query rows.
+    """Split ``task``, fit the method on the support rows, score the query rows. A task with
+    ``metadata["support_pool"]`` = P draws its support rows from rows 0..P-1 and queries the
+    rest (``support_query_split``).
 
     With ``subtasks`` = k > 1 this is done k times on independent splits (and feature
     subsets) and the metrics are averaged: one repeat of the paper's aggregation tables
@@ -181,7 +184,8 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
     s = split_seed(seed, task.name, repeat) if k == 0 else split_seed(seed, f"{task.name}#{k}", repeat)
     if subtask_features is not None:
         task = subtask(task, tuple(subtask_features), s)
-    support, query = support_query_split(task.y, n_support, s, max_query)
+    support, query = support_query_split(task.y, n_support, s, max_query,
+                                         support_pool=task.metadata.get("support_pool"))
     extra = {}
     if spec["kind"] == "den":
         from den.train.finetune import FinetuneConfig, fit_task

@@ -10,6 +10,12 @@ A dataset entry of the config names its ``source`` and that source's settings:
     tfds       {source: tfds, name: mnist}                         image datasets (CNN zoo)
     idx        {source: idx, path: dir/with/idx/files}             MNIST-format image files
 
+csv, openml and puzzles entries may select their feature columns (``select_columns``):
+``columns`` keeps only the columns it names (a list, or a mapping that also renames them:
+``{V4: clean_name_trigram_sim}``), ``drop`` removes the columns it names. A puzzles entry with
+``split: files`` keeps each file's rows apart: evaluation draws support rows from the first
+file only and queries the other file(s) (``Task.metadata["support_pool"]``).
+
 Tabular sources are preprocessed the same way (``den.data.encoding``): categories to
 integer codes, booleans to 0/1, missing values kept as NaN, constant columns dropped,
 labels mapped to 0..L-1. Downloads go under ``cache_dir``; failures raise
@@ -28,6 +34,7 @@ from den.data.tasks import Task
 from den.errors import DENError
 
 SKLEARN_DATASETS = ("breast_cancer", "wine", "iris", "digits")
+PUZZLES_SPLITS = ("rows", "files")
 TABULAR_SOURCES = ("sklearn", "csv", "synthetic", "openml", "puzzles")
 # The Puzzles data of the TensorFlow Lattice aggregate-function tutorial: review rows of two
 # files, each with the sales column the tutorial uses as its label.
@@ -52,7 +59,36 @@ def drop_constant_columns(task: Task) -> Task:
     if not keep.any():
         raise DENDataError(f"dataset {task.name!r}: every feature is constant or missing")
     return Task(name=task.name, x=x[:, keep], y=task.y,
-                feature_names=[n for n, k in zip(task.feature_names, keep) if k], classes=task.classes)
+                feature_names=[n for n, k in zip(task.feature_names, keep) if k], classes=task.classes,
+                metadata=task.metadata)
+
+
+def select_columns(frame, target: str, spec: dict, what: str):
+    """The feature columns a dataset entry asks for, the target column kept.
+
+    Args:
+        frame: the whole table (features and the ``target`` column).
+        spec: the dataset entry: ``columns`` (a list of names to keep, in that order, or a
+            mapping name -> new name that keeps and renames them) and/or ``drop`` (names to
+            remove); neither: the frame as it is.
+        what: how errors name the dataset.
+
+    Raises:
+        DENDataError: a named column is not a feature column of the table.
+    """
+    columns, drop = spec.get("columns"), spec.get("drop")
+    if columns is None and not drop:
+        return frame
+    named = [*(columns or []), *(drop or [])]
+    features = [c for c in frame.columns if c != target]
+    unknown = [c for c in named if c not in features]
+    if unknown:
+        raise DENDataError(f"{what}: no feature column {unknown[0]!r} to select (features: {features})")
+    if columns is not None:
+        frame = frame[[*columns, target]]
+        if isinstance(columns, dict):
+            frame = frame.rename(columns={old: str(new) for old, new in columns.items()})
+    return frame.drop(columns=list(drop or []))
 
 
 def _sklearn(name: str, spec: dict) -> Task:
@@ -84,7 +120,8 @@ def _csv(name: str, spec: dict) -> Task:
         frame = pd.read_csv(path, sep=spec.get("sep", ","), na_values=spec.get("na_values"))
     except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as err:
         raise DENDataError(f"dataset {name!r} (csv): cannot read {str(path)!r}: {err}") from err
-    return task_from_frame(frame, spec.get("target", "target"), name)
+    target = spec.get("target", "target")
+    return task_from_frame(select_columns(frame, target, spec, f"dataset {name!r} (csv)"), target, name)
 
 
 def _synthetic(name: str, spec: dict) -> Task:
@@ -130,10 +167,11 @@ def download(url: str, dest: Path, what: str, attempts: int = 3) -> Path:
 
 
 def puzzles_frame(files: dict[str, str], threshold: float):
-    """One frame of review rows from the Puzzles CSVs: ``files`` maps each file to the sales
-    column that labels its rows; ``target`` = 1 where sales > ``threshold``. Features: every
-    column but ``puzzle_name`` and the sales columns, plus ``num_reviews`` (reviews of the row's
-    puzzle in its file), as in the tutorial."""
+    """One frame of review rows from the Puzzles CSVs, the files' rows in ``files``' order:
+    ``files`` maps each file to the sales column that labels its rows; ``target`` = 1 where
+    sales > ``threshold``. Features: every column but ``puzzle_name`` and the sales columns,
+    plus ``num_reviews`` (reviews of the row's puzzle in its file), as in the tutorial.
+    ``frame.attrs["rows_per_file"]`` lists each file's number of rows."""
     import pandas as pd
 
     frames = []
@@ -147,13 +185,25 @@ def puzzles_frame(files: dict[str, str], threshold: float):
         frame["target"] = (pd.to_numeric(frame[sales], errors="coerce") > threshold).astype(int)
         sales_columns = [c for c in frame.columns if c.startswith("Sales")]
         frames.append(frame.drop(columns=["puzzle_name", *sales_columns]))
-    return pd.concat(frames, ignore_index=True)
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs["rows_per_file"] = [len(frame) for frame in frames]
+    return out
 
 
 def _puzzles(name: str, spec: dict, cache_dir: Path) -> Task:
+    """The Puzzles reviews; with ``split: files`` the task records the first file's row count
+    as ``metadata["support_pool"]``: support rows come from that file and the query rows are
+    the other files' (the paper's support and query sets, 49% and 51% positive), instead of
+    reviews of one puzzle, which share its label, landing in both."""
     from den.data.encoding import task_from_frame
 
+    split = spec.get("split", "rows")
+    if split not in PUZZLES_SPLITS:
+        raise DENDataError(f"dataset {name!r} (puzzles): split must be one of {PUZZLES_SPLITS}, "
+                           f"got {split!r}")
     files = spec.get("files") or PUZZLES_FILES
+    if split == "files" and len(files) < 2:
+        raise DENDataError(f"dataset {name!r} (puzzles): split 'files' needs two or more files")
     local = {}
     for i, (url, sales) in enumerate(files.items()):
         if "://" not in url:  # a local copy
@@ -163,7 +213,13 @@ def _puzzles(name: str, spec: dict, cache_dir: Path) -> Task:
             continue
         dest = cache_dir / "puzzles" / f"{i}-{Path(url).name}"
         local[download(url, dest, f"dataset {name!r} (puzzles)", int(spec.get("attempts", 3)))] = sales
-    return task_from_frame(puzzles_frame(local, float(spec.get("threshold", 45))), "target", name)
+    frame = puzzles_frame(local, float(spec.get("threshold", 45)))
+    first = int(frame.attrs["rows_per_file"][0])
+    frame = select_columns(frame, "target", spec, f"dataset {name!r} (puzzles)")
+    task = task_from_frame(frame, "target", name)
+    if split == "files":
+        task.metadata = {"support_pool": first}
+    return task
 
 
 def _openml(name: str, spec: dict, cache_dir: Path) -> Task:
@@ -188,6 +244,7 @@ def _openml(name: str, spec: dict, cache_dir: Path) -> Task:
                          attempts=int(spec.get("attempts", 3)))
     frame = x.copy()
     frame[str(target)] = pd.Series(y).astype(str) if y.dtype.name == "category" else y
+    frame = select_columns(frame, str(target), spec, f"dataset {name!r} (openml {spec['id']})")
     return task_from_frame(frame, str(target), name)
 
 
