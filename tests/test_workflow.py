@@ -256,8 +256,9 @@ def test_local_copies_benchmark_and_its_development_split_list_their_job_graph(t
 
 def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     """config/corpus.yaml (issue 19): DEN and the meta-learned baselines pre-trained once on the
-    corpus sets, every method evaluated on the tabular sets. The dry run reads no data file;
-    it runs with 1 repeat instead of the config's 10 to stay fast (the graph scales with it)."""
+    corpus sets, every method evaluated on the tabular sets. The dry run reads no data file (the
+    files, the jobs' inputs, are empty placeholders); it runs with 1 repeat instead of the
+    config's 10 to stay fast (the graph scales with it)."""
     from den import workflow_config as wc
 
     (tmp_path / "config").mkdir()
@@ -287,6 +288,9 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     config = {**default, **corpus, "data_dir": str(tmp_path / "data")}
     path = wc.dataset_spec(config, "corpus-parity5_plus_5")["path"]
     assert path == str(tmp_path / "data" / "corpus" / "parity5+5.csv.gz")
+    for spec in corpus["datasets"].values():
+        (tmp_path / "data" / spec["path"]).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "data" / spec["path"]).touch()
     tables = [f"results/tables/{name}.tex" for name in experiments]
     configs = [str(tmp_path / "config" / name) for name in ("corpus.yaml", "one.yaml")]
     dry = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", *configs,
@@ -337,3 +341,88 @@ def test_killed_run_resumes_and_gives_identical_tables(finished_run, tmp_path):
     for name in ("bin", "mc", "keypoints"):
         ours = (tmp_path / "results" / "tables" / f"{name}.csv").read_text()
         assert ours == (finished_run / "results" / "tables" / f"{name}.csv").read_text(), name
+
+
+def _csv_config(workdir, path="data/c1.csv"):
+    """A tiny config whose one experiment (logistic regression, no pre-training) reads a CSV
+    dataset c1 beside a generated one, g1."""
+    config = {**TINY, "datasets": {"c1": {"source": "csv", "path": path, "target": "target"},
+                                   "g1": TINY["datasets"]["g1"]},
+              "experiments": {"lr": {"datasets": ["c1", "g1"], "methods": ["lr"], "n_support": 30,
+                                     "repeats": 1}}}
+    (workdir / "config").mkdir()
+    (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+
+
+def _write_csv(path, seed):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(120, 3))
+    frame = pd.DataFrame(x, columns=["a", "b", "c"]).assign(target=(x[:, 0] > 0).astype(int))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+
+
+def test_a_missing_csv_fails_the_dry_run_naming_it(tmp_path):
+    _csv_config(tmp_path)
+    dry = _snakemake(tmp_path, "-n")
+    out = dry.stdout + dry.stderr
+    assert dry.returncode != 0 and "MissingInputException" in out and "data/c1.csv" in out, out[-3000:]
+    _write_csv(tmp_path / "data" / "c1.csv", seed=0)
+    assert _snakemake(tmp_path, "-n").returncode == 0
+
+
+def test_editing_a_csv_reruns_exactly_its_downstream_jobs(tmp_path):
+    import os
+    import time
+
+    _csv_config(tmp_path)
+    csv = tmp_path / "data" / "c1.csv"
+    _write_csv(csv, seed=0)
+    run = _snakemake(tmp_path, "--cores", "2")
+    assert run.returncode == 0, run.stderr[-3000:]
+    done = _snakemake(tmp_path, "-n")
+    assert "Nothing to be done" in done.stdout + done.stderr
+    _write_csv(csv, seed=1)  # an edit, stamped clearly after the run's outputs
+    later = time.time() + 10
+    os.utime(csv, (later, later))
+    dry = _snakemake(tmp_path, "-n", "--quiet", "rules")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert _job_counts(dry) == {"prepare_dataset": 1, "evaluate": 1, "table": 1, "all": 1, "total": 4}
+    outputs = {line.split("output: ")[1].strip() for line in
+               _snakemake(tmp_path, "-n").stdout.splitlines() if "output: " in line}
+    table = "results/tables/lr.tex, results/tables/lr.csv, results/tables/lr_datasets.csv"
+    assert outputs == {"results/data/c1.npz", "results/scores/lr/base/lr/c1/0.json", table}, outputs
+
+
+def test_dataset_inputs_name_every_local_file_a_job_reads(tmp_path):
+    """csv: its path (under data_dir when relative); puzzles: its local files, not URLs; idx: the
+    four files, gzipped where that copy exists; generated, bundled and downloaded sets: none."""
+    from den import workflow_config as wc
+
+    (tmp_path / "idx").mkdir()
+    (tmp_path / "idx" / "train-images-idx3-ubyte.gz").touch()
+    (tmp_path / "idx" / "train-labels-idx1-ubyte").touch()
+    config = {"data_dir": str(tmp_path), "datasets": {
+        "c": {"source": "csv", "path": "c.csv"},
+        "absolute": {"source": "csv", "path": "/elsewhere/a.csv"},
+        "p": {"source": "puzzles", "files": {"local.csv": "Sales", "https://x.org/t.csv": "Sales"}},
+        "p_default": {"source": "puzzles"},
+        "s": {"source": "synthetic", "rows": 10},
+        "o": {"source": "openml", "id": 1},
+        "k": {"source": "sklearn", "name": "iris"}},
+        "image_datasets": {"i": {"source": "idx", "path": str(tmp_path / "idx")},
+                           "d": {"source": "sklearn", "name": "digits"},
+                           "t": {"source": "tfds", "name": "mnist"}}}
+    assert wc.dataset_inputs(config, "c") == [str(tmp_path / "c.csv")]
+    assert wc.dataset_inputs(config, "absolute") == ["/elsewhere/a.csv"]
+    assert wc.dataset_inputs(config, "p") == ["local.csv"]
+    for name in ("p_default", "s", "o", "k"):
+        assert wc.dataset_inputs(config, name) == [], name
+    idx = tmp_path / "idx"
+    assert wc.dataset_inputs(config, "i", "image_datasets") == [
+        str(idx / "train-images-idx3-ubyte.gz"), str(idx / "train-labels-idx1-ubyte"),
+        str(idx / "t10k-images-idx3-ubyte"), str(idx / "t10k-labels-idx1-ubyte")]
+    for name in ("d", "t"):
+        assert wc.dataset_inputs(config, name, "image_datasets") == [], name

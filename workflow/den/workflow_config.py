@@ -187,6 +187,19 @@ def dataset_spec(config: dict, name: str, section: str = "datasets") -> dict:
     return spec
 
 
+def dataset_inputs(config: dict, name: str, section: str = "datasets") -> list[str]:
+    """The local files a dataset's prepare job reads (a csv file, local Puzzles files, an idx
+    directory's files), its paths resolved as ``dataset_spec`` resolves them; empty for sources
+    that generate or download their data. Declared as the job's inputs, a missing file fails a
+    dry run naming it and an edited one reruns exactly the jobs downstream of it."""
+    spec = dataset_spec(config, name, section)
+    if section == "image_datasets":
+        from den.simulate.images import local_files
+    else:
+        from den.data.sources import local_files
+    return local_files(spec)
+
+
 def leave_one_out(spec: dict) -> bool:
     """Whether each dataset is evaluated with a model that did not see it: no ``pretrain_on``,
     or ``pretrain_on`` naming "others" (e.g. ``[simulated, others]``)."""

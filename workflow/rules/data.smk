@@ -4,6 +4,10 @@
 rule prepare_dataset:
     wildcard_constraints:
         dataset="(?!sim-)[A-Za-z0-9][A-Za-z0-9_-]*",  # sim-* come from the CNN zoo
+    input:
+        # the local files the job reads (a CSV, local Puzzles files): an edit reruns the job;
+        # none for sets that are downloaded or generated
+        files=lambda wildcards: wc.dataset_inputs(config, wildcards.dataset),
     output:
         data="results/data/{dataset}.npz",
     params:

@@ -4,6 +4,10 @@
 
 
 rule prepare_images:
+    input:
+        # the local files the job reads (an idx directory's files): an edit reruns the job;
+        # none for bundled or downloaded sets
+        files=lambda wildcards: wc.dataset_inputs(config, wildcards.images, "image_datasets"),
     output:
         images="results/images/{images}.npz",
     params:

@@ -248,6 +248,20 @@ def _openml(name: str, spec: dict, cache_dir: Path) -> Task:
     return task_from_frame(frame, str(target), name)
 
 
+def local_files(spec: dict) -> list[str]:
+    """The local files that loading ``spec`` reads, for the workflow to declare as inputs (so a
+    missing file stops a dry run and an edited one reruns the dataset's jobs): a csv entry's
+    ``path``, a puzzles entry's local (non-URL) files. Sources that generate their data or fetch
+    it into the cache (sklearn, synthetic, openml, puzzles URLs) read none. ``spec`` is the
+    resolved entry (``den.workflow_config.dataset_spec``: a relative path under ``data_dir``)."""
+    source = spec.get("source")
+    if source == "csv" and spec.get("path"):
+        return [str(spec["path"])]
+    if source == "puzzles":
+        return [str(path) for path in (spec.get("files") or PUZZLES_FILES) if "://" not in str(path)]
+    return []
+
+
 def load_tabular(name: str, spec: dict, cache_dir: str | os.PathLike = "resources") -> Task:
     """Load and preprocess a tabular dataset described by ``spec``.
 

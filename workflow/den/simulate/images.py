@@ -74,11 +74,30 @@ def read_idx(path: str | Path) -> np.ndarray:
     return array.reshape(shape)
 
 
+def _candidates(directory: Path, stem: str) -> tuple[Path, Path]:
+    """Where an IDX file may lie, in the order they are tried: gzipped, then plain."""
+    return directory / f"{stem}.gz", directory / stem
+
+
 def _find(directory: Path, stem: str) -> Path:
-    for candidate in (directory / f"{stem}.gz", directory / stem):
+    for candidate in _candidates(directory, stem):
         if candidate.is_file():
             return candidate
     raise DENDataError(f"{str(directory)!r} has no {stem}(.gz)")
+
+
+def local_files(spec: dict) -> list[str]:
+    """The local files that loading ``spec`` reads, for the workflow to declare as inputs: an
+    idx entry's four files, each the one ``_idx`` would read (gzipped if present, else plain;
+    a missing one is named plain, so a dry run reports it). sklearn and tfds entries read none
+    (bundled, or fetched into the cache)."""
+    if spec.get("source") != "idx" or not spec.get("path"):
+        return []
+    files = []
+    for stem in IDX_FILES.values():
+        gzipped, plain = _candidates(Path(spec["path"]), stem)
+        files.append(str(gzipped if gzipped.is_file() else plain))
+    return files
 
 
 def _idx(name: str, spec: dict) -> ImageData:
