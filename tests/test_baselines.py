@@ -234,3 +234,37 @@ def test_logistic_regression_cv_chooses_c_with_a_minority_class_of_three_rows():
     single = np.r_[np.zeros(30, int), np.ones(19, int), 2]
     proba = _direct_proba("logistic_regression_cv", np.r_[x, query], np.r_[single, np.zeros(200, int)], 3)
     assert proba.shape == (200, 3) and np.allclose(proba.sum(axis=1), 1)
+
+
+def test_baseline_modules_import_no_circle():
+    """No module of den.baselines imports, at top level or inside a function, a module that
+    leads back to it: meta (the base class) reaches the methods through the registry that
+    metric and maml register into, and every name in BASELINES is registered."""
+    import ast
+    from pathlib import Path
+
+    import den.baselines
+    from den.baselines import registry
+
+    package = Path(den.baselines.__file__).parent
+    graph = {}
+    for path in package.glob("*.py"):
+        module = "den.baselines" if path.stem == "__init__" else f"den.baselines.{path.stem}"
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "den.baselines":
+                edges |= {f"den.baselines.{alias.name}" for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("den.baselines."):
+                edges.add(node.module)
+            elif isinstance(node, ast.Import):
+                edges |= {alias.name for alias in node.names if alias.name.startswith("den.baselines.")}
+        graph[module] = edges
+
+    def reaches(start, goal, seen=()):
+        return any(nxt == goal or (nxt not in seen and reaches(nxt, goal, (*seen, nxt)))
+                   for nxt in graph.get(start, ()))
+
+    circles = sorted(module for module in graph if reaches(module, module))
+    assert not circles, {module: sorted(graph[module]) for module in circles}
+    assert sorted(registry.registered()) == sorted(BASELINES)
+    assert make_baseline("tnet", MetaConfig(steps=1)).name == "tnet"

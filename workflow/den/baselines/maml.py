@@ -27,6 +27,7 @@ import abc
 import numpy as np
 
 from den.baselines.meta import MetaLearner, apply_dense, dense_params, glorot, one_hot
+from den.baselines.registry import register
 
 
 def masked_cross_entropy(logits, y, present):
@@ -278,4 +279,4 @@ class BMAML(GradientMetaLearner):
         return tf.reduce_mean(self.probabilities(params, x, present), axis=0)
 
 
-METHODS = {cls.name: cls for cls in (MAML, BMAML, TNet)}
+METHODS = register(MAML, BMAML, TNet)

@@ -11,7 +11,8 @@ Every baseline is a ``MetaLearner``:
 the same three steps as DEN (pre-train on tasks, adapt to a support set, predict a query
 set). ``BASELINES`` lists them: Matching Net, Proto Net, TADAM, PMN, Relation Net, CNP and
 Iwata & Kumagai (2020) (``den.baselines.metric``), MAML, BMAML and T-Net
-(``den.baselines.maml``).
+(``den.baselines.maml``). Those modules register their classes in ``den.baselines.registry``,
+where ``make_baseline`` and ``MetaLearner.load`` find them; this module imports neither.
 
 Shared protocol:
 - Features are standardised with the support set's mean and standard deviation (missing
@@ -39,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from den.baselines import registry
 from den.errors import DENInputError, DENModelError
 
 BASELINES = ("matching_net", "proto_net", "tadam", "pmn", "relation_net", "cnp", "iwata", "maml",
@@ -384,10 +386,9 @@ class MetaLearner(abc.ABC):
 
 
 def make_baseline(method: str, config: MetaConfig) -> MetaLearner:
-    """A new, untrained baseline by name (one of ``BASELINES``)."""
-    from den.baselines import maml, metric
-
-    classes = {**metric.METHODS, **maml.METHODS}
-    if method not in classes:
+    """A new, untrained baseline by name (one of ``BASELINES``; the classes come from
+    ``den.baselines.registry``, which the method modules fill)."""
+    cls = registry.baseline_class(method)
+    if cls is None:
         raise ValueError(f"baseline must be one of {BASELINES}, got {method!r}")
-    return classes[method](config)
+    return cls(config)

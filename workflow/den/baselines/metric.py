@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from den.baselines.meta import MetaLearner, apply_dense, dense_params, glorot
+from den.baselines.registry import register
 
 
 def _tf():
@@ -232,4 +233,4 @@ class IwataKumagai(MetaLearner):
         return neg_sq_distance(self._rows(xq, features), prototypes(self._rows(xs, features), ys))
 
 
-METHODS = {cls.name: cls for cls in (MatchingNet, ProtoNet, TADAM, PMN, RelationNet, CNP, IwataKumagai)}
+METHODS = register(MatchingNet, ProtoNet, TADAM, PMN, RelationNet, CNP, IwataKumagai)
