@@ -678,3 +678,30 @@ def test_choose_features_lets_a_subset_replace_all_features_only_by_a_clear_marg
     assert choose_features(held_out[:, :1], 1.0) == 0
     with pytest.raises(ValueError, match="folds >= 2"):
         choose_features(np.zeros((1, 3)))
+
+
+def test_score_by_hand():
+    """den.evaluate.score against values counted by hand (AUC = the share of positive-negative
+    pairs ranked right): binary AUC of column 1, macro (unweighted) one-vs-rest AUC for
+    multiclass, accuracy of the argmax; AUC is NaN where it is undefined (a query without some
+    class), while accuracy is still given."""
+    y = np.array([0, 0, 1, 1])
+    p1 = np.array([0.1, 0.6, 0.4, 0.8])
+    binary = score(y, np.c_[1 - p1, p1])
+    # positives 0.4 and 0.8 against negatives 0.1 and 0.6: 3 of 4 pairs ranked right
+    # (column 0 would give 1 of 4); argmax right on rows 0 and 3
+    assert binary == {"auc": pytest.approx(0.75), "accuracy": pytest.approx(0.5)}
+
+    y = np.array([0, 0, 0, 1, 1, 2])
+    proba = np.array([[0.6, 0.3, 0.1], [0.5, 0.2, 0.3], [0.2, 0.5, 0.3],
+                      [0.3, 0.4, 0.3], [0.1, 0.7, 0.2], [0.3, 0.3, 0.4]])
+    # class 0 vs rest 7/9 pairs, class 1 vs rest 7/8, class 2 vs rest 5/5; the macro mean, not
+    # weighted by prevalence ((3 * 7/9 + 2 * 7/8 + 1) / 6)
+    multiclass = score(y, proba)
+    assert multiclass["auc"] == pytest.approx((7 / 9 + 7 / 8 + 1) / 3)
+    assert multiclass["accuracy"] == pytest.approx(5 / 6)  # row 2 (class 0) is taken for class 1
+
+    missing = score(np.array([0, 0, 0, 1]), proba[:4])  # class 2 is not in the query
+    assert np.isnan(missing["auc"]) and missing["accuracy"] == pytest.approx(3 / 4)
+    one_class = score(np.array([1, 1, 1]), np.c_[1 - p1[:3], p1[:3]])
+    assert np.isnan(one_class["auc"]) and one_class["accuracy"] == pytest.approx(1 / 3)
