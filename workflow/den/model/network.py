@@ -159,20 +159,25 @@ class DENNetwork(tf.Module):
             (n, T, 2B) float32: per bandwidth the log ratio of the class-1 and class-0 kernel
             densities (0 when a class has no support row) and the log of the overall one.
         """
+        n, m, d = tf.shape(z)[0], tf.shape(z_support)[0], tf.shape(z)[1]
         diff = tf.square(z[:, None, :] - z_support[None, :, :])  # (n, m, d)
-        dist = tf.reduce_sum(tf.gather(diff, tuples, axis=2), axis=3)  # (n, m, T)
-        y1 = tf.cast(y_support, tf.float32)[None, :, None]
-        counts = tf.stack([tf.reduce_sum(1.0 - y1), tf.reduce_sum(y1)])
+        # squared distance over each tuple's features (repeats count again) as one matmul with
+        # the (d, T) incidence counts, not a gathered (n, m, T, r) tensor
+        incidence = tf.transpose(tf.reduce_sum(tf.one_hot(tuples, d, dtype=tf.float32), axis=1))
+        dist = tf.reshape(tf.matmul(tf.reshape(diff, [n * m, d]), incidence), [n, m, -1])  # (n, m, T)
+        y1 = tf.cast(y_support, tf.float32)
+        labels = tf.stack([1.0 - y1, y1], axis=1)  # (m, 2)
+        counts = tf.reduce_sum(labels, axis=0)  # (2,)
         out = []
         for b in self.config.local_bandwidths:
             logk = -dist / (2.0 * b * b)
             top = tf.stop_gradient(tf.reduce_max(logk, axis=1, keepdims=True))
             k = tf.exp(logk - top)
-            sums = tf.stack([tf.reduce_sum(k * (1.0 - y1), axis=1), tf.reduce_sum(k * y1, axis=1)])
-            logs = tf.math.log(sums + 1e-30) - tf.math.log(tf.maximum(counts, 1.0))[:, None, None]
-            ratio = tf.where(tf.reduce_min(counts) > 0, logs[1] - logs[0], 0.0)
-            level = tf.math.log(tf.reduce_sum(k, axis=1) + 1e-30) + top[:, 0, :] \
-                - tf.math.log(tf.cast(tf.shape(z_support)[0], tf.float32))
+            sums = tf.matmul(tf.transpose(labels)[None], k)  # (n, 2, T): class-0 and class-1 kernel sums
+            logs = tf.math.log(sums + 1e-30) - tf.math.log(tf.maximum(counts, 1.0))[None, :, None]
+            ratio = tf.where(tf.reduce_min(counts) > 0, logs[:, 1] - logs[:, 0], 0.0)
+            level = tf.math.log(sums[:, 0] + sums[:, 1] + 1e-30) + top[:, 0, :] \
+                - tf.math.log(tf.cast(m, tf.float32))
             out += [tf.clip_by_value(ratio, -10.0, 10.0), tf.maximum(level, -10.0)]
         return tf.stack(out, axis=2)
 
