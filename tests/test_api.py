@@ -311,3 +311,50 @@ def test_missing_labels_and_bad_variant(small_binary_model, table):
         DENClassifier(model=small_binary_model).fit(frame[:50], labels)
     with pytest.raises(DENInputError, match="variant"):
         DENClassifier(model=small_binary_model, variant="magic").fit(frame[:50], labels)
+
+
+def _clusters(seed, centres, n=210, noise=0.3):
+    """Rows in tight clusters, one cluster per class: (x, class index)."""
+    rng = np.random.default_rng(seed)
+    k = rng.permutation(np.arange(n) % len(centres))
+    return np.asarray(centres, float)[k] + noise * rng.normal(size=(n, len(centres[0]))), k
+
+
+@pytest.fixture(scope="module")
+def trained_multiclass_model():
+    """A multiclass-head model trained long enough to separate clear clusters (the session's
+    small_multiclass_model is near chance there); seconds."""
+    from den.data.synthetic import make_tasks
+    from den.model.config import ModelConfig
+    from den.train.pretrain import PretrainConfig, pretrain
+
+    from helpers import SMALL
+
+    tasks = make_tasks(6, seed=12, rows=(150, 200), features=(2, 6), classes=(2, 4), separation=3.0)
+    config = PretrainConfig(steps=1500, query_rows=32, support_rows=32, seed=1)
+    return pretrain(tasks, ModelConfig(head="multiclass", max_classes=6, **SMALL), config, progress=None)
+
+
+def test_string_labels_are_predicted_right_on_a_separable_task(small_binary_model, trained_multiclass_model):
+    """Accuracy, not just the label set: a swapped label <-> class mapping would score about 0
+    (binary) or at most about 1/3 (three classes). The class names sort in another order than
+    the clusters, so a mapping by sorted name, by first appearance and by index all differ."""
+    x, k = _clusters(0, [[2.0] * 3, [-2.0] * 3])
+    labels = np.array(["yes", "no"])[k]  # cluster 0 is "yes": index order is not name order
+    clf = DENClassifier(model=small_binary_model).fit(x[:60], labels[:60])
+    assert list(clf.classes_) == ["no", "yes"]
+    assert np.mean(clf.predict(x[60:]) == labels[60:]) > 0.95
+    proba = clf.predict_proba(x[60:])
+    assert proba[labels[60:] == "yes", 1].mean() > proba[labels[60:] == "no", 1].mean()
+
+    names = np.array(["zebra", "ant", "moth"])
+    x, k = _clusters(1, 4.0 * np.eye(3))  # one high feature per class
+    one_vs_rest = DENClassifier(model=small_binary_model, preset="paper", finetune_steps_per_epoch=5,
+                                finetune_learning_rate=0.01).fit(x[:60], names[k][:60])
+    assert one_vs_rest.one_vs_rest_ and list(one_vs_rest.classes_) == ["ant", "moth", "zebra"]
+    assert np.mean(one_vs_rest.predict(x[60:]) == names[k][60:]) > 0.9
+
+    x, k = _clusters(2, [[-3.0, -3.0], [0.0, 0.0], [3.0, 3.0]])
+    head = DENClassifier(model=trained_multiclass_model).fit(x[:60], names[k][:60])
+    assert not head.one_vs_rest_
+    assert np.mean(head.predict(x[60:]) == names[k][60:]) > 0.9
