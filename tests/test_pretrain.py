@@ -76,3 +76,37 @@ def test_bad_tasks_are_refused():
         pretrain([three], ModelConfig(**SMALL), PretrainConfig(steps=1), progress=None)
     with pytest.raises(ValueError, match="infinite"):
         Task("inf", np.array([[1.0], [np.inf]]), np.array([0, 1]))
+
+
+def test_ctrl_c_stops_at_a_step_boundary_with_a_checkpoint_of_it(tmp_path, monkeypatch):
+    import functools
+    import signal
+
+    import den.train.pretrain
+    from den.progress import Progress
+    from den.train.pretrain import PretrainInterrupted
+
+    class CtrlCAtStep5:
+        """A progress stream that sends this process SIGINT when step 5 is reported."""
+
+        def write(self, text):
+            if text.startswith("pretrain 5/"):
+                signal.raise_signal(signal.SIGINT)
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(den.train.pretrain, "Progress", functools.partial(Progress, interval_s=0.0))
+    tasks = make_tasks(2, seed=2, rows=(60, 80), features=(2, 4))
+    model_config = ModelConfig(**SMALL)
+    config = PretrainConfig(steps=12, query_rows=8, support_rows=8, checkpoint_every=100)
+    with pytest.raises(PretrainInterrupted) as stop:
+        pretrain(tasks, model_config, config, checkpoint_dir=tmp_path, progress=CtrlCAtStep5())
+    assert (stop.value.step, stop.value.total, stop.value.checkpoint_dir) == (5, 12, tmp_path)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+    resumed = pretrain(tasks, model_config, config, checkpoint_dir=tmp_path, progress=None)
+    straight = pretrain(tasks, model_config, config, progress=None)
+    assert resumed.metadata["loss_curve"] == straight.metadata["loss_curve"]  # the loss window too
+    a, b = resumed.network.weights_dict(), straight.network.weights_dict()
+    for key in b:
+        assert np.array_equal(a[key], b[key]), key

@@ -118,7 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="label column, the same name in every file (default: target)")
     p.add_argument("--out", required=True, metavar="PATH", help="model file to write (.npz)")
     p.add_argument("--checkpoint-dir", metavar="DIR",
-                   help="checkpoints for resuming (default: OUT.checkpoint, removed after success)")
+                   help="checkpoints for resuming (default: OUT.checkpoint, removed after success); "
+                        "Ctrl-C finishes the step under way, checkpoints it and exits with 130")
+    p.add_argument("--checkpoint-every", type=int, default=500, metavar="N",
+                   help="steps between checkpoints (default: 500)")
     p.add_argument("--generated-tasks", type=int, default=0, metavar="N",
                    help="also pre-train on N generated tasks (den.data.synthetic: 500-2000 rows, "
                         "3-25 features, seeded by --seed); worth it with few tasks of your own: "
@@ -154,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", metavar="PATH", nargs="?",
                    help="model file (default: the model shipped with the package)")
     return parser
+
+
+class _Interrupted(Exception):
+    """Ctrl-C during a command; the message says what was kept and how to go on."""
 
 
 def _predict(args) -> None:
@@ -198,7 +205,7 @@ def _pretrain(args) -> None:
     from den.errors import DENInputError
     from den.io import check_output_path
     from den.model.config import ModelConfig
-    from den.train.pretrain import PretrainConfig, pretrain
+    from den.train.pretrain import PretrainConfig, PretrainInterrupted, pretrain
 
     check_output_path(args.out, "--out")
     checkpoint_dir = Path(args.checkpoint_dir or f"{args.out}.checkpoint")
@@ -220,9 +227,17 @@ def _pretrain(args) -> None:
                                max_classes=args.max_classes, seed=args.seed)
     config = PretrainConfig(steps=args.steps, query_rows=args.query_rows, support_rows=args.support_rows,
                             support_rows_min=args.support_rows_min, covariates_max=args.max_covariates,
-                            learning_rate=args.learning_rate, seed=args.seed)
-    model = pretrain(tasks, model_config, config, checkpoint_dir=checkpoint_dir,
-                     progress=None if args.quiet else sys.stderr)
+                            learning_rate=args.learning_rate, seed=args.seed,
+                            checkpoint_every=args.checkpoint_every)
+    try:
+        model = pretrain(tasks, model_config, config, checkpoint_dir=checkpoint_dir,
+                         progress=None if args.quiet else sys.stderr)
+    except PretrainInterrupted as stop:
+        raise _Interrupted(f"interrupted after step {stop.step}/{stop.total}; checkpoint saved in "
+                           f"{str(checkpoint_dir)!r}; run the same command again to resume") from None
+    except KeyboardInterrupt:  # a second Ctrl-C, within a step: the last checkpoint stays valid
+        raise _Interrupted(f"interrupted; run the same command again to resume from the last "
+                           f"checkpoint in {str(checkpoint_dir)!r}, if one was saved") from None
     model.save(args.out)
     if not args.checkpoint_dir:
         shutil.rmtree(checkpoint_dir, ignore_errors=True)
@@ -238,8 +253,8 @@ def _info(args) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 done, 2 an error; no command: the
-    help and 2)."""
+    """Run the command line; returns the exit status (0 done, 2 an error, 130 interrupted by
+    Ctrl-C; no command: the help and 2). Errors and interruptions print one line, no traceback."""
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:
@@ -252,4 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     except (DENError, ValueError) as err:
         print(f"den {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except (_Interrupted, KeyboardInterrupt) as stop:
+        newline = "\n" if sys.stderr.isatty() else ""  # after a progress line redrawn in place
+        print(f"{newline}den {args.command}: {str(stop) or 'interrupted'}", file=sys.stderr)
+        return 130
     return 0

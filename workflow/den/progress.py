@@ -23,6 +23,12 @@ class Progress:
     On a terminal the line is redrawn in place; elsewhere (log files) each update is a
     new line. ``stream=None`` silences it; the default "stderr" means ``sys.stderr`` at the
     time of the call (so a redirection of stderr, e.g. to a log file, is followed).
+
+    The rate (and the ETA from it) counts only work done in this process, timed from the
+    first update on: never the ``start`` units an earlier run already did (a resumed
+    pre-training), nor the units before the first update here, which carry one-off costs
+    (tracing, loading) that would make the first ETAs far too long. Until a second update
+    the rate and ETA print as "?".
     """
 
     def __init__(self, total: int, label: str, *, unit: str = "steps",
@@ -31,25 +37,33 @@ class Progress:
             stream = sys.stderr
         self.total, self.label, self.unit = int(total), label, unit
         self.stream, self.interval_s = stream, interval_s
-        self._start_count = start
-        self._t0 = time.monotonic()
+        self.start = int(start)  # done before this process; the rate never counts it
+        self._first = None  # (done, time) at the first update: where the rate is timed from
         self._last = -float("inf")
         self._tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
 
     def update(self, done: int, force: bool = False, **metrics: float) -> None:
+        """Report ``done`` of ``total`` (counting the ``start`` done before), with ``metrics``;
+        prints at most every ``interval_s`` unless ``force`` or finished."""
         if self.stream is None:
             return
         now = time.monotonic()
+        if self._first is None:
+            self._first = (done, now)
         if not force and now - self._last < self.interval_s and done < self.total:
             return
         self._last = now
-        elapsed = now - self._t0
-        rate = (done - self._start_count) / elapsed if elapsed > 0 else 0.0
-        eta = (self.total - done) / rate if rate > 0 else float("nan")
+        first_done, first_time = self._first
+        elapsed = now - first_time
+        rate = (done - first_done) / elapsed if elapsed > 0 and done > first_done else None
+        if done >= self.total:
+            eta = "0s"
+        else:
+            eta = format_duration((self.total - done) / rate) if rate else "?"
         parts = [f"{self.label} {done}/{self.total} {100.0 * done / max(1, self.total):3.0f}%"]
         parts += [f"{key} {value:.4g}" for key, value in metrics.items()]
-        parts.append(f"{rate:.1f} {self.unit}/s")
-        parts.append("ETA " + (format_duration(eta) if eta == eta else "?"))
+        parts.append(f"{rate:.1f} {self.unit}/s" if rate is not None else f"? {self.unit}/s")
+        parts.append("ETA " + eta)
         line = " | ".join(parts)
         if self._tty:
             self.stream.write("\r" + line + ("\n" if done >= self.total else ""))

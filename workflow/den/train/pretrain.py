@@ -9,13 +9,22 @@ saved model carries.
 A run with ``checkpoint_dir`` saves a checkpoint every ``checkpoint_every`` steps (and when
 interrupted); running it again with the same tasks and settings resumes where it stopped.
 Step ``i`` draws its episode from ``numpy.random.default_rng([seed, i])``, so a resumed run
-sees the same episodes as an uninterrupted one.
+sees the same episodes as an uninterrupted one and ends with bit-identical weights.
+
+Ctrl-C (SIGINT) is handled at step boundaries: the step under way is finished, a checkpoint
+of that completed step is saved (weights, optimizer state, step counter and loss window, all
+of one step) and ``PretrainInterrupted`` is raised. A KeyboardInterrupt raised anywhere else
+(a second Ctrl-C, or SIGINT not delivered through Python's default handler) may land inside
+a step, after the weights were updated but before the counter was, so no checkpoint is
+written then: the last one stays valid.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import signal
+import threading
 import time
 from pathlib import Path
 from typing import TextIO
@@ -88,6 +97,48 @@ class PretrainConfig:
         return dataclasses.asdict(self)
 
 
+class PretrainInterrupted(KeyboardInterrupt):
+    """Pre-training stopped by Ctrl-C at a step boundary, after checkpointing that step.
+
+    A ``KeyboardInterrupt``, so code that stops on Ctrl-C still does.
+
+    Attributes:
+        step: steps completed (and checkpointed, with a checkpoint directory).
+        total: the run's ``steps``.
+        checkpoint_dir: where the checkpoint is (None: the run had no checkpoint directory).
+    """
+
+    def __init__(self, step: int, total: int, checkpoint_dir: Path | None):
+        super().__init__(f"pre-training interrupted after step {step}/{total}")
+        self.step, self.total, self.checkpoint_dir = step, total, checkpoint_dir
+
+
+class _DeferredInterrupt:
+    """Within ``with``, a first SIGINT only sets ``requested`` (the loop stops at the next step
+    boundary); a second raises ``KeyboardInterrupt`` at once. Installed only in the main
+    thread and only over Python's default handler (an ignored SIGINT stays ignored)."""
+
+    def __init__(self):
+        self.requested = False
+        self._previous = None
+
+    def _handle(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __enter__(self):
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False
+
+
 def _check_tasks(tasks: list[Task], config: ModelConfig) -> None:
     if not tasks:
         raise DENInputError("pre-training needs at least one task")
@@ -131,6 +182,7 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
     Raises:
         DENInputError: a task cannot be used (too few rows, one class, too many classes).
         DENError: ``checkpoint_dir`` holds a checkpoint of a different run.
+        PretrainInterrupted: Ctrl-C; the last completed step is checkpointed (module docstring).
     """
     model_config = model_config or ModelConfig()
     config = config or PretrainConfig()
@@ -175,7 +227,8 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
         return loss
 
     manager = None
-    history: list[list[float]] = []
+    history: list[list[float]] = []  # [step, mean loss of the window] every 100 steps
+    running: list[float] = []  # losses of the last `window` steps (checkpointed with history)
     if checkpoint_dir is not None:
         checkpoint_dir = Path(checkpoint_dir)
         checkpoint_dir.mkdir(parents=True, exist_ok=True)
@@ -193,22 +246,31 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
             checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
             history_path = checkpoint_dir / "history.json"
             if history_path.is_file():
-                history = json.loads(history_path.read_text())
+                stored = json.loads(history_path.read_text())
+                if isinstance(stored, list):  # an older checkpoint, without the loss window
+                    history = stored
+                else:
+                    history, running = stored["history"], stored["running"]
         else:
             fp_path.write_text(json.dumps(fingerprint, indent=1))
 
     def save_checkpoint():
         if manager is not None:
             manager.save(checkpoint_number=int(step.numpy()))
-            (checkpoint_dir / "history.json").write_text(json.dumps(history))
+            (checkpoint_dir / "history.json").write_text(json.dumps({"history": history,
+                                                                     "running": running}))
 
     start = int(step.numpy())
     bar = Progress(config.steps, "pretrain", stream=progress, start=start)
     support_range = (config.support_rows_min or config.support_rows, config.support_rows)
-    running, window = [], 50
+    window = 50
     timed_from = None  # (step, time) after the first step, which includes tracing
-    try:
+    interrupt = _DeferredInterrupt()
+    with interrupt:
         for i in range(start, config.steps):
+            if interrupt.requested:  # the state is that of step i, all of it complete
+                save_checkpoint()
+                raise PretrainInterrupted(i, config.steps, checkpoint_dir)
             rng = np.random.default_rng([config.seed, i])
             ep = sample_episode(sizes, labels, rng, support_rows=support_range,
                                 query_rows=config.query_rows,
@@ -237,9 +299,6 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
             bar.update(done, loss=float(np.mean(running)))
             if manager is not None and done % config.checkpoint_every == 0:
                 save_checkpoint()
-    except KeyboardInterrupt:
-        save_checkpoint()
-        raise
     if manager is not None and int(step.numpy()) != start:
         save_checkpoint()
     steps_per_s = None
