@@ -133,14 +133,29 @@ def test_site_values_and_gpu_requests_reach_the_jobs(tmp_path):
 # --- a real cluster ---------------------------------------------------------------------------------
 
 
+REQUIRE_ENV = "DEN_REQUIRE_SLURM"  # .ci/run sets it to 1 where it installed SLURM: a skip fails the run
+
+
 def loud_skip(request, reason):
-    """Skip, with a banner past pytest's output capture, a warning and the skip reason (-ra)."""
+    """Skip, with a banner past pytest's output capture, a warning and the skip reason (-ra);
+    fail instead where DEN_REQUIRE_SLURM=1 (CI, whose SLURM test must not skip silently)."""
     message = f"SLURM TEST SKIPPED: {reason}. profiles/slurm was NOT tested on a cluster."
+    if os.environ.get(REQUIRE_ENV) == "1":
+        pytest.fail(f"{message} ({REQUIRE_ENV}=1: the SLURM test must run here)")
     bar = "!" * 100
     with request.config.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
         print(f"\n{bar}\n!!! {message}\n{bar}", file=sys.stderr, flush=True)
     warnings.warn(message, stacklevel=2)
     pytest.skip(message)
+
+
+def test_a_skip_fails_where_slurm_is_required(request, monkeypatch):
+    monkeypatch.setenv(REQUIRE_ENV, "1")
+    with pytest.raises(pytest.fail.Exception, match="must run here"):
+        loud_skip(request, "slurmctld not on PATH")
+    monkeypatch.setenv(REQUIRE_ENV, "0")
+    with pytest.warns(UserWarning, match="SKIPPED"), pytest.raises(pytest.skip.Exception):
+        loud_skip(request, "slurmctld not on PATH")
 
 
 def which(program):
