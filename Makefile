@@ -19,9 +19,10 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES)
 
-# pytest exits 5 when it collects no tests: a broken suite, not a pass.
+# pytest exits 5 when it collects no tests: a broken suite, not a pass. The coverage of the den
+# package by the tests (in this process: not the workflow's job subprocesses) is printed at the end.
 test: $(STAMP)
-	@$(PY) -m pytest $(PYTEST_ARGS); status=$$?; \
+	@$(PY) -m pytest --cov=den --cov-report=term $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
 lint: $(STAMP)
