@@ -152,10 +152,7 @@ def loud_skip(request, reason):
 def test_a_skip_fails_where_slurm_is_required(request, monkeypatch):
     monkeypatch.setenv(REQUIRE_ENV, "1")
     with pytest.raises(pytest.fail.Exception, match="must run here"):
-        loud_skip(request, "slurmctld not on PATH")
-    monkeypatch.setenv(REQUIRE_ENV, "0")
-    with pytest.warns(UserWarning, match="SKIPPED"), pytest.raises(pytest.skip.Exception):
-        loud_skip(request, "slurmctld not on PATH")
+        loud_skip(request, "(a check of loud_skip itself, not a real skip)")
 
 
 def which(program):
