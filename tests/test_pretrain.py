@@ -100,10 +100,16 @@ def test_ctrl_c_stops_at_a_step_boundary_with_a_checkpoint_of_it(tmp_path, monke
     tasks = make_tasks(2, seed=2, rows=(60, 80), features=(2, 4))
     model_config = ModelConfig(**SMALL)
     config = PretrainConfig(steps=12, query_rows=8, support_rows=8, checkpoint_every=100)
-    with pytest.raises(PretrainInterrupted) as stop:
-        pretrain(tasks, model_config, config, checkpoint_dir=tmp_path, progress=CtrlCAtStep5())
+    # Python's own SIGINT handler, as in `den pretrain` (an earlier test of the suite, or the
+    # runner, may have left another one, which pretrain rightly leaves alone)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(PretrainInterrupted) as stop:
+            pretrain(tasks, model_config, config, checkpoint_dir=tmp_path, progress=CtrlCAtStep5())
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert (stop.value.step, stop.value.total, stop.value.checkpoint_dir) == (5, 12, tmp_path)
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
     resumed = pretrain(tasks, model_config, config, checkpoint_dir=tmp_path, progress=None)
     straight = pretrain(tasks, model_config, config, progress=None)
     assert resumed.metadata["loss_curve"] == straight.metadata["loss_curve"]  # the loss window too
