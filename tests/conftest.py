@@ -1,6 +1,7 @@
 """Shared fixtures: small generated tasks and small pre-trained models (seconds to build)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from den.data.synthetic import make_task, make_tasks
@@ -38,3 +39,15 @@ def binary_task():
 @pytest.fixture()
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture()
+def csv_tasks(tmp_path):
+    """Three small binary tasks as CSV files (label column `target`, "yes"/"no") in tmp_path/tasks."""
+    directory = tmp_path / "tasks"
+    directory.mkdir()
+    for task in make_tasks(3, seed=5, rows=(80, 120), features=(2, 4)):
+        frame = pd.DataFrame(task.x, columns=[f"c{j}" for j in range(task.n_features)])
+        frame["target"] = np.where(task.y == 1, "yes", "no")
+        frame.to_csv(directory / f"{task.name}.csv", index=False)
+    return directory

@@ -11,17 +11,6 @@ from den.cli import build_parser, main
 from den.data.synthetic import make_tasks
 
 
-@pytest.fixture()
-def csv_tasks(tmp_path):
-    directory = tmp_path / "tasks"
-    directory.mkdir()
-    for task in make_tasks(3, seed=5, rows=(80, 120), features=(2, 4)):
-        frame = pd.DataFrame(task.x, columns=[f"c{j}" for j in range(task.n_features)])
-        frame["target"] = np.where(task.y == 1, "yes", "no")
-        frame.to_csv(directory / f"{task.name}.csv", index=False)
-    return directory
-
-
 def test_pretrain_then_predict(tmp_path, csv_tasks, capsys):
     model = tmp_path / "model.npz"
     assert main(["pretrain", "--tasks", str(csv_tasks), "--out", str(model), "--steps", "15",

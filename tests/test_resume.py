@@ -10,11 +10,9 @@ import threading
 import time
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from den.cli import main
-from den.data.synthetic import make_tasks
 
 STEPS = 400
 EVERY = 20
@@ -61,13 +59,8 @@ def _arrays(path):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_pretrain_interrupted_and_resumed_is_bit_identical(tmp_path):
-    tasks = tmp_path / "tasks"
-    tasks.mkdir()
-    for task in make_tasks(3, seed=5, rows=(80, 120), features=(2, 4)):
-        frame = pd.DataFrame(task.x, columns=[f"c{j}" for j in range(task.n_features)])
-        frame["target"] = np.where(task.y == 1, "yes", "no")
-        frame.to_csv(tasks / f"{task.name}.csv", index=False)
+def test_pretrain_interrupted_and_resumed_is_bit_identical(tmp_path, csv_tasks):
+    tasks = csv_tasks
     out = tmp_path / "resumed.npz"
     checkpoint = tmp_path / "resumed.npz.checkpoint"
 
