@@ -3,8 +3,9 @@
 Numbers stay numbers; booleans become 0/1; strings and categories become integer codes
 (in sorted order of the values seen when fitting; unseen values become missing); missing
 values (None, NaN, pandas NA) become NaN, which the calibration imputes. Infinite values,
-values beyond float32 range and complex numbers are errors that name the column; sparse
-matrices are an error (DEN needs dense input).
+values beyond float32 range, complex numbers and values that are neither strings, booleans
+nor numbers (a dict) are errors that name the column; sparse matrices are an error (DEN needs
+dense input).
 """
 
 from __future__ import annotations
@@ -16,6 +17,37 @@ from den.errors import DENInputError
 
 # The largest magnitude DEN's float32 features hold; beyond it a value would become infinite.
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+class FeatureCountError(DENInputError):
+    """Query features with another number of columns than the support set had."""
+
+    def __init__(self, message: str, given: int, expected: int):
+        super().__init__(message)
+        self.given = given
+        self.expected = expected
+
+
+class CellTypeError(DENInputError, TypeError):
+    """A feature value DEN cannot encode (not a string, boolean or number: a dict, a list);
+    a TypeError too, as Python's ``float({})`` raises."""
+
+
+def _cell_type_error(what: str, name: str, value) -> CellTypeError:
+    return CellTypeError(f"{what} column {name!r}: argument must be a string, a boolean or a "
+                         f"number (None or NaN when missing), not the {type(value).__name__} "
+                         f"{value!r}")
+
+
+def _unhashable(series: pd.Series) -> list:
+    """The values of ``series`` that cannot be categories (unhashable: a dict, a list)."""
+    bad = []
+    for v in series:
+        try:
+            hash(v)
+        except TypeError:
+            bad.append(v)
+    return bad
 
 
 def _as_frame(x, what: str) -> pd.DataFrame:
@@ -31,7 +63,8 @@ def _as_frame(x, what: str) -> pd.DataFrame:
     arr = np.asarray(x)
     if arr.ndim == 1:
         raise DENInputError(f"{what} must be 2-d (rows x features), got a 1-d array of "
-                            f"{arr.shape[0]} values; reshape with x.reshape(-1, 1) for one feature")
+                            f"{arr.shape[0]} values; Reshape your data with x.reshape(-1, 1) for "
+                            f"one feature (or x.reshape(1, -1) for one row)")
     if arr.ndim != 2:
         raise DENInputError(f"{what} must be 2-d (rows x features), got shape {arr.shape}")
     return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
@@ -58,7 +91,8 @@ class TabularEncoder:
         frame = _as_frame(x, what)
         self._from_array = not isinstance(x, (pd.DataFrame, pd.Series))
         if frame.shape[1] == 0:
-            raise DENInputError(f"{what} has no feature columns")
+            raise DENInputError(f"{what} has no feature columns: 0 feature(s) (shape={frame.shape}) "
+                                f"while a minimum of 1 is required; give at least one feature column")
         self.columns = [str(c) for c in frame.columns]
         if len(set(self.columns)) != len(self.columns):
             raise DENInputError(f"{what} has duplicate column names: {self.columns}")
@@ -70,7 +104,13 @@ class TabularEncoder:
             converted = pd.to_numeric(series, errors="coerce")
             if converted.notna().sum() == series.notna().sum():
                 continue  # numbers stored as objects/strings
-            values = series.dropna().unique().tolist()
+            try:
+                values = series.dropna().unique().tolist()
+            except TypeError as err:
+                bad = _unhashable(series)
+                if not bad:
+                    raise
+                raise _cell_type_error(what, name, bad[0]) from err
             if all(isinstance(v, (bool, np.bool_)) for v in values):
                 continue
             self.categories[name] = sorted(values, key=lambda v: (str(type(v)), str(v)))
@@ -95,15 +135,15 @@ class TabularEncoder:
                                     f"{missing}, unexpected {extra}")
             frame = frame[[frame.columns[given.index(c)] for c in self.columns]]
         elif frame.shape[1] != len(self.columns):
-            raise DENInputError(f"{what} has {frame.shape[1]} columns but the support set had "
-                                f"{len(self.columns)}")
+            raise FeatureCountError(f"{what} has {frame.shape[1]} columns but the support set had "
+                                    f"{len(self.columns)}", frame.shape[1], len(self.columns))
         out = np.empty(frame.shape, dtype=np.float32)
         for j, name in enumerate(self.columns):
             series = frame.iloc[:, j]
             if name in self.categories:
                 lookup = {v: float(i) for i, v in enumerate(self.categories[name])}
                 values = series.map(
-                    lambda v, lookup=lookup: np.nan if _isna(v) else lookup.get(v, np.nan))
+                    lambda v, lookup=lookup, name=name: _category_code(v, lookup, what, name))
                 out[:, j] = values.to_numpy(dtype=np.float64)
             else:
                 if pd.api.types.is_bool_dtype(series) or series.dtype == object:
@@ -111,9 +151,9 @@ class TabularEncoder:
                 numeric = pd.to_numeric(series, errors="coerce")
                 if pd.api.types.is_complex_dtype(numeric) or (
                         numeric.dtype == object and any(isinstance(v, complex) for v in numeric)):
-                    raise DENInputError(f"{what} column {name!r} has complex numbers; DEN needs real "
-                                        f"numbers: pass their real part or magnitude (or both as two "
-                                        f"columns)")
+                    raise DENInputError(f"{what} column {name!r} has complex numbers (Complex data not "
+                                        f"supported); DEN needs real numbers: pass their real part or "
+                                        f"magnitude (or both as two columns)")
                 values = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
                 bad = series.notna().to_numpy() & np.isnan(values)
                 if bad.any():
@@ -135,6 +175,15 @@ class TabularEncoder:
         return self.fit(x, what).transform(x, what)
 
 
+def _category_code(v, lookup: dict, what: str, name: str) -> float:
+    if _isna(v):
+        return np.nan
+    try:
+        return lookup.get(v, np.nan)
+    except TypeError as err:  # unhashable (a dict, a list)
+        raise _cell_type_error(what, name, v) from err
+
+
 def _isna(v) -> bool:
     try:
         return bool(pd.isna(v))
@@ -149,7 +198,7 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
         (codes (n,) int32, classes (L,) the original values in sorted order).
 
     Raises:
-        DENInputError: missing labels, a 2-d label array or a sparse matrix.
+        DENInputError: missing labels, complex labels, a 2-d label array or a sparse matrix.
     """
     import scipy.sparse
 
@@ -161,6 +210,9 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
         arr = arr[:, 0]
     if arr.ndim != 1:
         raise DENInputError(f"{what} must be 1-d, got shape {arr.shape}")
+    if np.iscomplexobj(arr) or (arr.dtype == object and any(isinstance(v, complex) for v in arr)):
+        raise DENInputError(f"{what} has complex numbers (Complex data not supported); give class "
+                            f"labels (integers or strings)")
     missing = pd.isna(arr)
     if missing.any():
         raise DENInputError(f"{what} has {int(missing.sum())} missing values; drop those rows")
