@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import inspect
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import DataConversionWarning, NotFittedError
 
-from den.data.encoding import TabularEncoder, encode_labels
+from den.data.encoding import FeatureCountError, TabularEncoder, encode_labels
 from den.errors import DENInputError, DENModelError
 from den.model.den import DEN
 from den.pretrained import PRESETS, shipped_model_path
@@ -108,6 +110,14 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         one_vs_rest_: True where a binary-head model meets more than two classes: then
             ``class_models_`` holds each class's task models ("class k or not"; None for a
             class without support rows) and ``task_models_`` all of them, class by class.
+
+    scikit-learn compatibility: passes scikit-learn's estimator checks
+    (tests/test_sklearn_checks.py; NaN is accepted as missing, tag ``allow_nan``) but two,
+    expected to fail:
+        check_methods_subset_invariance, check_methods_sample_order_invariance: scores are
+            float32 TensorFlow arithmetic whose rounding depends on the batch's size and row
+            order (and varies between runs): ~1e-7 relative differences, above these checks'
+            tolerance.
     """
 
     def __init__(self, model=None, preset: str = "default", variant: str | None = None,
@@ -142,13 +152,14 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
 
         Args:
             X: (n, d) array or DataFrame; NaN/None = missing; booleans and strings allowed.
-            y: (n,) labels of any type (at least two classes).
+            y: (n,) labels of any type (at least two classes), except continuous numbers
+                (floats not all whole numbers: a regression target) and complex numbers.
             X_unlabeled: optional rows without labels (e.g. the query set); they only widen
                 each feature's keypoint span.
 
         Raises:
-            DENInputError: one class, too few rows, infinite values, more classes than the
-                model supports, a bad variant.
+            DENInputError: no labels (y None), continuous labels, one class, too few rows,
+                infinite values, more classes than the model supports, a bad variant.
             DENModelError: the model path is not a readable DEN model.
         """
         if self.preset not in PRESETS:
@@ -165,13 +176,29 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
                 raise DENInputError(f"{', '.join(changed)} given, but preset {self.preset!r} does not "
                                     f"fine-tune: add variant='den' (or preset='paper')")
         den = load_model(shipped_model_path() if self.model is None else self.model)
+        if y is None:
+            raise DENInputError("DENClassifier requires y to be passed, but the target y is None: "
+                                "give the support set's labels, one per row of X")
+        shape = getattr(y, "shape", None) or np.asarray(y).shape
+        if len(shape) == 2 and shape[1] == 1 and not scipy.sparse.issparse(y):
+            warnings.warn("A column-vector y was passed when a 1d array was expected: its column "
+                          "is taken as the labels; pass y.ravel() (a Series) to avoid this warning",
+                          DataConversionWarning, stacklevel=2)
         codes, classes = encode_labels(y)
+        if classes.dtype.kind == "f":
+            finite = classes[np.isfinite(classes)]
+            fractional = finite[finite != np.floor(finite)]
+            if len(fractional):
+                raise DENInputError(f"the support labels are continuous (e.g. {fractional[0]:g} is "
+                                    f"not a whole number): DEN is a classifier; give class labels "
+                                    f"(integers or strings), or bin a regression target into classes")
         if len(codes) == 0:
             raise DENInputError("the support set has no rows; DEN needs labelled rows of at least "
                                 "two classes")
         if len(classes) < 2:
-            raise DENInputError(f"the support set has a single class ({classes.tolist()}); "
-                                f"DEN needs labelled rows of at least two classes")
+            raise DENInputError(f"the support set has a single class ({classes.tolist()}); with "
+                                f"one class there is nothing to classify: DEN needs labelled rows "
+                                f"of at least two classes")
         if len(codes) < self.min_support_rows:
             raise DENInputError(f"the support set has {len(codes)} rows; at least "
                                 f"{self.min_support_rows} are needed (min_support_rows)")
@@ -209,10 +236,24 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         self.finetune_losses_ = fitted.losses[0]
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN/None are missing values, imputed by the calibration
+        return tags
+
     def _check_fitted(self):
         """Raises scikit-learn's ``NotFittedError`` before ``fit``."""
         if not hasattr(self, "task_model_"):
             raise NotFittedError("this DENClassifier is not fitted yet; call fit(X_support, y_support)")
+
+    def _encode_query(self, X) -> np.ndarray:
+        """The query rows as the fitted encoder's features (NotFittedError before ``fit``)."""
+        self._check_fitted()
+        try:
+            return self.encoder_.transform(X, "query features")
+        except FeatureCountError as err:  # in scikit-learn's words too
+            raise DENInputError(f"X has {err.given} features, but {type(self).__name__} is "
+                                f"expecting {err.expected} features as input: {err}") from None
 
     def decision_function(self, X) -> np.ndarray:
         """Binary tasks: (m,) scores of ``classes_[1]`` (logits; with the multiclass head, the
@@ -222,7 +263,7 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         self._check_fitted()
         if self.one_vs_rest_:
             return np.log(np.maximum(self.predict_proba(X), 1e-12))
-        x = self.encoder_.transform(X, "query features")
+        x = self._encode_query(X)
         scores = np.mean([model.predict_logits(x, self.chunk_rows) for model in self.task_models_], axis=0)
         if scores.ndim == 2 and len(self.classes_) == 2:
             return scores[:, 1] - scores[:, 0]  # log(p1 / p0) under the softmax
@@ -230,8 +271,7 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X) -> np.ndarray:
         """(m, L) probabilities, columns in ``classes_`` order."""
-        self._check_fitted()
-        x = self.encoder_.transform(X, "query features")
+        x = self._encode_query(X)
         return self.fitted_.proba(x, self.chunk_rows)
 
     def predict(self, X) -> np.ndarray:
