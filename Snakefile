@@ -21,6 +21,7 @@ localrules:
     all,
     table,
     figure,
+    simulated_tasks_table,
 
 
 rule all:
@@ -28,3 +29,4 @@ rule all:
     input:
         expand("results/tables/{experiment}.tex", experiment=EXPERIMENTS),
         wc.figure_targets(config),
+        wc.simulated_report_targets(config),

@@ -17,6 +17,7 @@ from den.simulate.cnn_zoo import (
     share_percent,
     simulated_task,
     task_name,
+    task_summary,
 )
 from den.simulate.images import IDX_FILES, ImageData, load_images, read_idx
 
@@ -233,3 +234,45 @@ def test_shards_compose_to_the_same_task_whatever_the_shard_size(tmp_path):
     from den.data.tasks import Task
 
     assert Task.load(tmp_path / "task.npz").metadata == meta  # saved with the task
+
+
+def test_task_summary_reports_shares_and_each_cnns_accuracy_and_auc():
+    from den.data.tasks import Task
+    from den.report.tables import markdown_simulated_tasks
+
+    y = np.array([1, 1, 0, 0, 0])
+    x = np.array([[0.9, 0.2, 0.5],     # cnn0 perfect; cnn1 ranks backwards; cnn2 constant 0.5
+                  [0.6, 0.1, 0.5],
+                  [0.4, 0.8, 0.5],
+                  [0.1, 0.7, 0.5],
+                  [0.3, 0.9, 0.5]])
+    meta = {"images": "toy", "n_classes": 10, "class_cutoff": 4, "target_share": 0.4,
+            "train_share": 0.41, "test_share": 0.4}
+    summary = task_summary(Task(name="sim-toy-p40", x=x, y=y, feature_names=["cnn0", "cnn1", "cnn2"],
+                                classes=["a", "b"], metadata=meta))
+    # accuracy at 0.5: cnn0 5/5, cnn1 0/5, cnn2 (all positive) 2/5; AUC 1, 0, 0.5
+    assert summary["accuracy_min"] == 0.0 and summary["accuracy_median"] == 0.4
+    assert summary["accuracy_max"] == 1.0
+    assert (summary["auc_min"], summary["auc_median"], summary["auc_max"]) == (0.0, 0.5, 1.0)
+    assert summary["task"] == "sim-toy-p40" and summary["cnns"] == 3 and summary["rows"] == 5
+    assert summary["class_cutoff"] == 4 and summary["test_share"] == 0.4
+    import pandas as pd
+
+    table = markdown_simulated_tasks(pd.DataFrame([summary]))
+    assert ("| sim-toy-p40 | 4 of 10 | 0.40 | 0.410 | 0.400 | 3 | 0.0 / 40.0 / 100.0 | "
+            "0.0 / 50.0 / 100.0 |") in table
+
+
+def test_the_cnn_zoo_report_is_a_target_where_an_experiment_uses_a_simulated_task():
+    from den.workflow_config import simulated_report_targets
+
+    config = {"datasets": {"g": {"source": "synthetic"}, "h": {"source": "synthetic"}},
+              "image_datasets": {"digits": {"source": "sklearn", "name": "digits"}},
+              "cnn_zoo": {"images": ["digits"], "cutoffs": [0.3, 0.6]},
+              "methods": {"lr": {"kind": "direct", "model": "logistic_regression"}},
+              "experiments": {"t": {"datasets": ["g", "h"], "methods": ["lr"]}}}
+    assert simulated_report_targets(config) == []
+    config["experiments"]["t"]["datasets"] = ["g", "sim-digits-p30"]
+    assert simulated_report_targets(config) == ["results/tables/simulated_tasks.md"]
+    config["experiments"]["t"] |= {"datasets": ["g", "h"], "pretrain_on": ["simulated"]}
+    assert simulated_report_targets(config) == ["results/tables/simulated_tasks.md"]

@@ -339,7 +339,7 @@ def same_results(local, cluster):
     assert outputs(local) == outputs(cluster)
     for path in outputs(local):
         a, b = local / path, cluster / path
-        if path.suffix in (".csv", ".tex"):
+        if path.suffix in (".csv", ".tex", ".md"):
             assert a.read_text() == b.read_text(), path
         elif path.suffix == ".json":
             assert json.loads(a.read_text()) == json.loads(b.read_text()), path

@@ -312,6 +312,19 @@ def figure_targets(config: dict) -> list[str]:
             if spec["figure"] for ext in ("pdf", "png")]
 
 
+def simulated_report_targets(config: dict) -> list[str]:
+    """The report of the CNN zoo (rule simulated_tasks_table) where an experiment evaluates
+    on or pre-trains with a simulated task: its tasks are built anyway, and the report says
+    what their positive shares and CNN accuracies came out as."""
+    simulated = set(simulated_datasets(config))
+    used = set()
+    for spec in experiments(config).values():
+        used |= set(spec["datasets"])
+        for held_out in _held_outs(spec):
+            used |= set(training_datasets(config, spec, held_out))
+    return ["results/tables/simulated_tasks.md"] if simulated & used else []
+
+
 def n_shards(config: dict) -> int:
     """Shards of the CNN zoo per simulated task: ceil(cnns / shard_size)."""
     zoo = config.get("cnn_zoo") or {}

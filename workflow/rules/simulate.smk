@@ -73,3 +73,23 @@ rule simulated_task:
         ENV
     script:
         "../scripts/simulated_task.py"
+
+
+rule simulated_tasks_table:
+    input:
+        tasks=lambda wildcards: [wc.data_file(name) for name in wc.simulated_datasets(config)],
+    output:
+        csv="results/tables/simulated_tasks.csv",
+        md="results/tables/simulated_tasks.md",
+    log:
+        "results/logs/simulated_tasks_table.log",
+    benchmark:
+        "results/benchmarks/simulated_tasks_table.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    conda:
+        ENV
+    script:
+        "../scripts/simulated_tasks_table.py"

@@ -358,3 +358,23 @@ def plot_sweep(scores: pd.DataFrame, metric: str, method: str, title: str):
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def markdown_simulated_tasks(summaries: pd.DataFrame) -> str:
+    """The report of the CNN zoo in Markdown: one row per simulated task (``summaries``: one
+    ``den.simulate.cnn_zoo.task_summary`` per row) with its class cutoff, target and realised
+    positive shares (train and test images) and its CNNs' accuracy and AUC as
+    min / median / max, in percent."""
+    def spread(row, name):
+        return " / ".join(f"{100 * row[f'{name}_{s}']:.1f}" for s in ("min", "median", "max"))
+
+    lines = ["| Task | Cutoff | Target share | Train share | Test share | CNNs | "
+             "Accuracy % (min / median / max) | AUC % (min / median / max) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for _, row in summaries.iterrows():
+        share = row["target_share"]
+        target = "" if share is None or pd.isna(share) else f"{share:.2f}"
+        lines.append(f"| {row['task']} | {row['class_cutoff']} of {row['n_classes']} | {target} | "
+                     f"{row['train_share']:.3f} | {row['test_share']:.3f} | {row['cnns']} | "
+                     f"{spread(row, 'accuracy')} | {spread(row, 'auc')} |")
+    return "\n".join(lines) + "\n"

@@ -251,3 +251,32 @@ def simulated_task(name: str, images: ImageData, cutoff: int, shard_paths: list,
                 "test_share": round(float(y.mean()), 6)}
     return Task(name=name, x=x[:, order], y=y, feature_names=[names[i] for i in order],
                 classes=[f"class >= {cutoff}", f"class < {cutoff}"], metadata=metadata)
+
+
+def task_summary(task: Task) -> dict:
+    """How one simulated task came out, for the report of the CNN zoo
+    (``results/tables/simulated_tasks``): its positive shares and the spread of its CNNs.
+
+    Each covariate is one CNN's sigmoid score on the test images, so a CNN's accuracy is
+    that of thresholding its score at 0.5 and its AUC that of ranking by it (a CNN with a
+    constant score has AUC 0.5).
+
+    Returns:
+        a flat dict: task, images, target_share, class_cutoff, n_classes, train_share,
+        test_share (from the task's ``metadata``), rows, cnns, and the min / median / max over
+        the CNNs of accuracy and AUC (``accuracy_min`` ... ``auc_max``, in [0, 1]).
+    """
+    from sklearn.metrics import roc_auc_score
+
+    meta = task.metadata or {}
+    y = np.asarray(task.y)
+    accuracy = ((np.asarray(task.x) >= 0.5) == (y[:, None] == 1)).mean(axis=0)
+    both = len(np.unique(y)) == 2
+    auc = np.array([roc_auc_score(y, column) if both else 0.5 for column in np.asarray(task.x).T])
+    summary = {"task": task.name, **{key: meta.get(key) for key in (
+        "images", "target_share", "class_cutoff", "n_classes", "train_share", "test_share")},
+        "rows": int(task.n_rows), "cnns": int(task.n_features)}
+    for name, values in (("accuracy", accuracy), ("auc", auc)):
+        summary |= {f"{name}_min": float(values.min()), f"{name}_median": float(np.median(values)),
+                    f"{name}_max": float(values.max())}
+    return summary
