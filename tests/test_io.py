@@ -1,4 +1,5 @@
-"""den.io.atomic_write gives outputs the permissions a plain open() gives, not mkstemp's 0600."""
+"""den.io.atomic_write gives outputs the permissions a plain open() gives, not mkstemp's 0600;
+den.logs.log_to sends a workflow step's output to its log."""
 
 import os
 import stat
@@ -45,3 +46,20 @@ def test_saved_models_and_predictions_follow_the_umask(tmp_path, umask, small_bi
     assert main(["predict", "--model", str(model), "--support", str(tmp_path / "support.csv"),
                  "--target", "label", "--query", str(tmp_path / "support.csv"), "--out", str(out)]) == 0
     assert stat.S_IMODE(out.stat().st_mode) == 0o644
+
+
+def test_log_to_sends_stdout_and_stderr_to_a_new_file_and_restores_them(tmp_path, capsys):
+    import sys
+
+    from den.logs import log_to
+
+    path = tmp_path / "logs" / "rule" / "job.log"  # parent folders do not exist yet
+    with log_to(path):
+        print("progress line")
+        print("a warning", file=sys.stderr)
+    print("after")
+    assert path.read_text() == "progress line\na warning\n"
+    assert capsys.readouterr().out == "after\n"
+    with log_to(path):  # a rerun's log replaces the old one
+        print("second run")
+    assert path.read_text() == "second run\n"
