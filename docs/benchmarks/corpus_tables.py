@@ -1,0 +1,79 @@
+"""The benchmark page's Markdown tables (``docs/benchmarks/corpus.md``), from the score files of
+a run of ``config/corpus.yaml``: per set, each method's mean (s.e.) over the repeats, the mean
+and the sets won, and DEN's paired difference to the best classical method, exactly as rule
+table computes them for the LaTeX tables (``den.report.tables``).
+
+    python docs/benchmarks/corpus_tables.py [--results results] [--methods M ...] corpus corpus_mc
+
+Only splits that every listed method has finished count (a partial run is reported on the
+splits it completed, and says how many); ``--methods`` (default: the table's methods that have
+scores) restricts the columns. It prints the tables and how many splits each covers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "workflow"))
+
+from den.report import tables  # noqa: E402
+from den.workflow_config import experiments  # noqa: E402
+
+
+def load_config() -> dict:
+    """config/config.yaml with config/corpus.yaml merged over it (as snakemake merges them)."""
+    def merge(base, extra):
+        for key, value in extra.items():
+            base[key] = merge(base.get(key, {}), value) if isinstance(value, dict) and isinstance(
+                base.get(key), dict) else value
+        return base
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    return merge(config, yaml.safe_load((ROOT / "config" / "corpus.yaml").read_text()))
+
+
+def complete_splits(scores: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
+    """The rows of ``scores`` on the (dataset, repeat) splits that every method has."""
+    scores = scores[scores["method"].isin(methods)]
+    counts = scores.groupby(["dataset", "repeat"])["method"].nunique()
+    complete = counts[counts == len(methods)].index
+    return scores.set_index(["dataset", "repeat"]).loc[complete].reset_index()
+
+
+def markdown_table(results: Path, name: str, spec: dict, labels: dict, methods: list[str] | None) -> str:
+    paths = sorted((results / "scores" / name / "base").glob("*/*/*.json"))
+    scores = tables.collect(paths)
+    methods = [m for m in (methods or spec["methods"]) if m in set(scores["method"])]
+    scores = complete_splits(scores, methods)
+    metric = spec["metric"]
+    reference = None
+    if spec["reference"] and spec["reference_method"] in methods and set(spec["reference"]) <= set(methods):
+        reference = tables.reference_differences(scores, metric, spec["reference_method"], spec["reference"])
+    table = tables.markdown_dataset_table(tables.dataset_summary(scores, metric), methods, labels, reference)
+    splits = scores.groupby("dataset")["repeat"].nunique()
+    return (f"### {name}: {metric}, {len(splits)} sets, {int(splits.sum())} splits complete for all "
+            f"{len(methods)} methods ({int(splits.min())}-{int(splits.max())} per set)\n\n{table}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("experiments", nargs="+")
+    parser.add_argument("--results", type=Path, default=ROOT / "results")
+    parser.add_argument("--methods", nargs="+")
+    args = parser.parse_args(argv)
+    config = load_config()
+    specs = experiments(config)
+    labels = {m: s.get("label", m) for m, s in config["methods"].items()}
+    for name in args.experiments:
+        print(markdown_table(args.results, name, specs[name], labels, args.methods))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
