@@ -30,6 +30,30 @@ _META_KEY = "__den_metadata__"
 
 _F32 = tf.TensorSpec([None, None], tf.float32)
 
+# tf_keras.optimizers.Adam's defaults: fine-tuning applied that optimizer step by step before
+# its steps ran in one compiled call (``DEN.finetune_fn``).
+ADAM_BETA_1, ADAM_BETA_2, ADAM_EPSILON = 0.9, 0.999, 1e-7
+
+
+def adam_update(variable, gradient, m, v, learning_rate, local_step):
+    """One step of tf_keras's Adam (dense gradient, no amsgrad, no weight decay): the same
+    float32 operations in the same order, as pure tensors.
+
+    Args:
+        variable, gradient, m, v: tensors of one shape (m, v: the first and second moments).
+        learning_rate: float32 scalar; local_step: float32 scalar, the optimizer's
+            iterations + 1 (1 at the first step).
+
+    Returns:
+        (new variable, new m, new v); the caller applies the variable's constraint.
+    """
+    beta_1_power = tf.pow(tf.cast(ADAM_BETA_1, tf.float32), local_step)
+    beta_2_power = tf.pow(tf.cast(ADAM_BETA_2, tf.float32), local_step)
+    alpha = learning_rate * tf.sqrt(1 - beta_2_power) / (1 - beta_1_power)
+    m = m + (gradient - m) * (1 - ADAM_BETA_1)
+    v = v + (tf.square(gradient) - v) * (1 - ADAM_BETA_2)
+    return variable - (m * alpha) / (tf.sqrt(v) + ADAM_EPSILON), m, v
+
 
 class DEN:
     """Pre-trained (or freshly initialised) DEN.
@@ -147,9 +171,89 @@ class DEN:
                                   unconnected_gradients=tf.UnconnectedGradients.ZERO)
             return loss, grads[0], grads[1], grads[2], grads[3]
 
+        # Fine-tuning: every step of one run in one call (no Python, no host sync per step).
+        # The projections are the lattice layer's own constraints, which tf_keras's
+        # apply_gradients applied after every update; a task's calibration is
+        # ``new_calibration(d)``, whose constraints depend only on the config.
+        reference = self.new_calibration(1).layer if self.config.use_calibration else None
+
+        @tf.function(input_signature=[
+            _F32, tf.TensorSpec([None], tf.int32),  # training rows: unit features, labels
+            tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32),  # embed rows, bounds
+            tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32),  # loss rows, bounds
+            _F32, tf.TensorSpec([None], tf.int32),  # held-out rows: unit features, labels
+            # kernel (K static: the projections need it), missing outputs, logit scale and bias
+            tf.TensorSpec([self.config.n_keypoints, None], tf.float32),
+            tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.float32),
+            tf.TensorSpec([], tf.float32),
+            tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([], tf.int32),  # tuples, L
+            tf.TensorSpec([], tf.float32), tf.TensorSpec([], tf.float32),  # learning rates
+            tf.TensorSpec([], tf.bool), tf.TensorSpec([], tf.int32), tf.TensorSpec([], tf.bool)],
+            autograph=False)  # explicit tf.while_loop/tf.cond: converting it would only cost tracing time
+        def finetune_run(unit, y, embed_rows, embed_bounds, loss_rows, loss_bounds, unit_held_out,
+                         y_held_out, kernel, missing_output, logit_scale, logit_bias, tuples,
+                         n_classes, learning_rate, output_learning_rate, learn_output,
+                         steps_per_epoch, validate):
+            project_kernel = reference.kernel.constraint
+            project_missing = reference.missing_output.constraint
+            steps = tf.shape(embed_bounds)[0] - 1
+            params = (kernel, missing_output, logit_scale, logit_bias)
+            moments = tuple(tf.zeros_like(p) for p in params for _ in range(2))
+
+            def held_out_loss(params):
+                return tf.cond(validate, lambda: calibration_gradients(
+                    unit_held_out, y_held_out, unit, y, *params[:2], tuples, n_classes,
+                    *params[2:])[0], lambda: tf.constant(np.nan, tf.float32))
+
+            def snapshot(arrays, params, index):
+                return tuple(a.write(index, p) for a, p in zip(arrays, params))
+
+            held_out = tf.TensorArray(tf.float32, size=steps // steps_per_epoch + 1)
+            snapshots = tuple(tf.TensorArray(tf.float32, size=steps // steps_per_epoch + 1,
+                                             element_shape=p.shape) for p in params)
+            held_out = held_out.write(0, held_out_loss(params))
+            snapshots = snapshot(snapshots, params, 0)
+            losses = tf.TensorArray(tf.float32, size=steps)
+
+            def body(step, params, moments, losses, held_out, snapshots):
+                embed = embed_rows[embed_bounds[step]:embed_bounds[step + 1]]
+                rows = loss_rows[loss_bounds[step]:loss_bounds[step + 1]]
+                loss, *grads = calibration_gradients(
+                    tf.gather(unit, rows), tf.gather(y, rows), tf.gather(unit, embed),
+                    tf.gather(y, embed), *params[:2], tuples, n_classes, *params[2:])
+                t = tf.cast(step + 1, tf.float32)  # the optimizers' iterations + 1
+                new_params, new_moments = [], []
+                for i, (param, grad) in enumerate(zip(params, grads)):
+                    lr = learning_rate if i < 2 else output_learning_rate
+                    value, m, v = adam_update(param, grad, *moments[2 * i:2 * i + 2], lr, t)
+                    if i == 0:
+                        value = project_kernel(value)
+                    elif i == 1:
+                        value = project_missing(value)
+                    else:  # the output map learns only with output_scaling
+                        value, m, v = (tf.where(learn_output, a, b) for a, b in
+                                       zip((value, m, v), (param, *moments[2 * i:2 * i + 2])))
+                    new_params.append(value)
+                    new_moments += [m, v]
+                params, moments = tuple(new_params), tuple(new_moments)
+                losses = losses.write(step, loss)
+                epoch_end = (step + 1) % steps_per_epoch == 0
+                epoch = (step + 1) // steps_per_epoch
+                held_out, snapshots = tf.cond(
+                    epoch_end, lambda: (held_out.write(epoch, held_out_loss(params)),
+                                        snapshot(snapshots, params, epoch)),
+                    lambda: (held_out, snapshots))
+                return step + 1, params, moments, losses, held_out, snapshots
+
+            _, params, _, losses, held_out, snapshots = tf.while_loop(
+                lambda step, *_: step < steps, body,
+                (tf.constant(0), params, moments, losses, held_out, snapshots))
+            return (losses.stack(), params, held_out.stack(), tuple(s.stack() for s in snapshots))
+
         self.context_fn = context
         self.query_fn = query
         self.calibration_gradients_fn = calibration_gradients
+        self.finetune_fn = finetune_run
 
     # -- persistence --------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:
