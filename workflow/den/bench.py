@@ -11,6 +11,14 @@ Keys (stable, so figures can be compared over time):
                             TensorFlow): divide by it to compare figures across machines
     quick                   whether --quick shrank the sizes (smoke run; not comparable)
     tensorflow              TensorFlow version
+    finetune_seconds_default  seconds of DENClassifier(preset="default").fit with the
+                            shipped model on 50 support rows, d = 20 (median of 3; the
+                            default preset does not fine-tune: keypoints and support only)
+    finetune_seconds_paper  the same with preset="paper": the paper's fine-tuning, 10
+                            epochs x 10 steps of the task's calibration
+    predict_limit_ratio     the FLOP rate predict_rows_per_s achieves over matmul_gflops:
+                            predict_rows_per_s x predict_flops_per_row() / matmul rate, so
+                            how close scoring runs to this machine's matrix-multiply limit
 Timings exclude TensorFlow's one-off tracing of the compiled functions.
 """
 
@@ -28,11 +36,16 @@ import numpy as np
 D = 20
 
 
-def _model():
+def _config():
     from den.model.config import ModelConfig
+
+    return ModelConfig(order=2)
+
+
+def _model():
     from den.model.den import DEN
 
-    return DEN(ModelConfig(order=2))
+    return DEN(_config())
 
 
 def _task_model(model, seed=0):
@@ -62,6 +75,60 @@ def bench_predict(rows: int) -> float:
     start = time.perf_counter()
     task_model.predict_logits(x)
     return rows / (time.perf_counter() - start)
+
+
+def predict_flops_per_row(config, n_features: int = D, n_support: int = 50, n_classes: int = 2) -> int:
+    """Floating-point operations that scoring one query row costs a model of ``config``
+    (``ModelConfig``) on a task of ``n_features`` features, ``n_support`` support rows and
+    ``n_classes`` classes,
+    counted from the layer sizes as 2 per multiply-add of the matrix products the query
+    branch (``DENNetwork.query_logits``) evaluates for the row:
+
+        T r P0                      phi's first layer on each tuple's calibrated values z^t
+      + T sum_i P_i P_(i+1)         phi's hidden layers, on each tuple (P = phi_units)
+      + P_last^2                    phi's last (linear) layer, once after the mean over tuples
+      + binary: sum_j Q_j Q_(j+1)   psi (Q = P_last, psi_units..., 1)
+        multiclass: P_last L        the scores against the L = n_classes prototypes
+      + local embedding (B = len(local_bandwidths) > 0): m d T for the squared distances to
+        the m = n_support support rows per tuple, B 2 m T for the class sums of the kernel,
+        T 2B P0 for phi's first layer on l^t
+
+    with T = the task's number of feature tuples (``DEN.tuples``) and r the order. The
+    support set's part (its embedding s^t and phi's s^t W_s, computed once per task) and
+    elementwise work (bias, ReLU, exp, log, the calibration's interpolation, the mean over
+    tuples) are left out, so the achieved rate it gives is a lower bound.
+    """
+    from den.model.tuples import feature_tuples
+
+    t = len(feature_tuples(n_features, config.order, config.seed, config.max_tuples, config.min_tuples))
+    phi = list(config.phi_units)
+    macs = t * config.order * phi[0] + t * sum(a * b for a, b in zip(phi[:-1], phi[1:]))
+    macs += phi[-1] * phi[-1]
+    if config.head == "binary":
+        psi = [phi[-1], *config.psi_units, 1]
+        macs += sum(a * b for a, b in zip(psi[:-1], psi[1:]))
+    else:
+        macs += phi[-1] * n_classes
+    b = len(config.local_bandwidths)
+    if b:
+        macs += n_support * n_features * t + b * 2 * n_support * t + t * 2 * b * phi[0]
+    return 2 * macs
+
+
+def bench_fit_seconds(preset: str, reps: int = 3) -> float:
+    """Median seconds of ``DENClassifier(preset=preset).fit`` with the shipped model on 50
+    support rows, d = D (after one fit that traces the compiled functions)."""
+    from den.api import DENClassifier
+    from den.data.synthetic import make_task
+
+    task = make_task("bench_support", 50, D, seed=0)
+    DENClassifier(preset=preset).fit(task.x, task.y)
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        DENClassifier(preset=preset).fit(task.x, task.y)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
 
 
 def matmul_gflops(n: int = 2048, reps: int = 5) -> float:
@@ -105,15 +172,21 @@ def main(argv=None) -> int:
         return 0
     from den._tf import tf
 
-    steps, rows, big = (20, 5000, 20000) if args.quick else (300, 100_000, 1_000_000)
-    result = {
-        "pretrain_steps_per_s": round(bench_pretrain(steps), 2),
-        "predict_rows_per_s": round(bench_predict(rows), 1),
-        "predict_1m_peak_rss_mb": predict_peak_rss_mb(big),
-        "matmul_gflops": round(matmul_gflops(), 1),
+    steps, rows, big, reps = (20, 5000, 20000, 1) if args.quick else (300, 100_000, 1_000_000, 3)
+    result = {"pretrain_steps_per_s": round(bench_pretrain(steps), 2)}
+    predict_rate = bench_predict(rows)
+    result["predict_rows_per_s"] = round(predict_rate, 1)
+    result["predict_1m_peak_rss_mb"] = predict_peak_rss_mb(big)
+    matmul_rate = matmul_gflops()
+    result.update({
+        "matmul_gflops": round(matmul_rate, 1),
         "quick": bool(args.quick),
         "tensorflow": tf.__version__,
-    }
+        "finetune_seconds_default": round(bench_fit_seconds("default", reps), 3),
+        "finetune_seconds_paper": round(bench_fit_seconds("paper", reps), 3),
+        "predict_limit_ratio": round(
+            predict_rate * predict_flops_per_row(_config()) / (matmul_rate * 1e9), 4),
+    })
     print(json.dumps(result))
     return 0
 

@@ -1,0 +1,77 @@
+"""``python -m den.bench``: its JSON keys and the FLOP count behind ``predict_limit_ratio``."""
+
+import json
+
+import numpy as np
+import pytest
+
+import den.bench as bench
+from den._tf import tf
+from den.model.config import ModelConfig
+from den.model.den import DEN
+
+from helpers import SMALL
+
+STABLE_KEYS = ["pretrain_steps_per_s", "predict_rows_per_s", "predict_1m_peak_rss_mb",
+               "matmul_gflops", "quick", "tensorflow"]
+
+
+def test_bench_keeps_its_keys_and_adds_fit_times_and_the_predict_limit_ratio(monkeypatch, capsys):
+    monkeypatch.setattr(bench, "bench_pretrain", lambda steps: 12.345)
+    monkeypatch.setattr(bench, "bench_predict", lambda rows: 1000.0)
+    monkeypatch.setattr(bench, "predict_peak_rss_mb", lambda rows: 321.0)
+    monkeypatch.setattr(bench, "matmul_gflops", lambda: 50.0)
+    fit_seconds = {"default": 0.01, "paper": 1.5}
+    monkeypatch.setattr(bench, "bench_fit_seconds", lambda preset, reps: fit_seconds[preset])
+    assert bench.main(["--quick"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert list(result) == STABLE_KEYS + ["finetune_seconds_default", "finetune_seconds_paper",
+                                          "predict_limit_ratio"]
+    assert result["finetune_seconds_paper"] == 1.5 and result["quick"] is True
+    flops = bench.predict_flops_per_row(ModelConfig(order=2))
+    assert result["predict_limit_ratio"] == round(1000.0 * flops / 50e9, 4)
+
+
+def test_flops_per_row_of_the_benchmark_model_by_hand():
+    # d = 20, r = 2: all 400 pairs; phi 64-64-64, psi 64-64-64-64-1, no local embedding
+    macs = 400 * 2 * 64 + 400 * 2 * 64 * 64 + 64 * 64 + 4 * 64 * 64 + 64
+    assert bench.predict_flops_per_row(ModelConfig(order=2)) == 2 * macs
+
+
+def _query_matmul_flops(den, n_query, d, n_support, n_classes):
+    """2 x multiply-adds of every matrix product in the query branch, from static shapes."""
+    net, tuples = den.network, tf.constant(den.tuples(d))
+    p0 = den.config.phi_units[0]
+
+    @tf.function(input_signature=[tf.TensorSpec([n_query, d], tf.float32)])
+    def query(z):
+        if den.config.head == "binary":
+            context = {"bias": tf.zeros([len(den.tuples(d)), p0]), "z_support": tf.zeros([n_support, d]),
+                       "y_support": tf.zeros([n_support], tf.int32)}
+        else:
+            context = {"bias": tf.zeros([len(den.tuples(d)), p0]),
+                       "prototypes": tf.zeros([n_classes, den.config.phi_units[-1]]),
+                       "present": tf.ones([n_classes], tf.bool)}
+        return net.query_logits(z, context, tuples)
+
+    flops = 0
+    for op in query.get_concrete_function().graph.get_operations():
+        if op.type in ("MatMul", "BatchMatMulV2"):
+            a = op.inputs[0].shape.as_list()
+            transposed = op.get_attr("transpose_a" if op.type == "MatMul" else "adj_x")
+            contracted = a[-2] if transposed else a[-1]
+            flops += 2 * int(np.prod(op.outputs[0].shape.as_list())) * contracted
+    return flops
+
+
+@pytest.mark.parametrize("config, d, n_classes", [
+    (ModelConfig(order=3, local_bandwidths=(0.1, 0.2, 0.4), **SMALL), 6, 2),
+    (ModelConfig(order=2, **SMALL), 5, 2),
+    (ModelConfig(order=2, head="multiclass", max_classes=5, **SMALL), 4, 3),
+])
+def test_flops_per_row_are_the_query_branch_matrix_products(config, d, n_classes):
+    """The docstring's formula counts what the network computes per query row: the matrix
+    products of scoring 3 rows less those of scoring 2 (the rest is per call)."""
+    den = DEN(config)
+    per_row = _query_matmul_flops(den, 3, d, 30, n_classes) - _query_matmul_flops(den, 2, d, 30, n_classes)
+    assert bench.predict_flops_per_row(config, d, 30, n_classes) == per_row
