@@ -172,83 +172,66 @@ class DEN:
             return loss, grads[0], grads[1], grads[2], grads[3]
 
         # Fine-tuning: every step of one run in one call (no Python, no host sync per step).
-        # The projections are the lattice layer's own constraints, which tf_keras's
-        # apply_gradients applied after every update; a task's calibration is
-        # ``new_calibration(d)``, whose constraints depend only on the config.
+        # Each iteration evaluates the loss and gradients of one (query rows, support rows)
+        # pair; an update iteration then takes one Adam step and projects with the lattice
+        # layer's own constraints (tf_keras's apply_gradients applied them after every
+        # update; a task's calibration is ``new_calibration(d)``, whose constraints depend
+        # only on the config), and an evaluation iteration (early stopping's held-out loss)
+        # leaves everything as it is. One call site keeps the graph, and its first-call
+        # optimisation, as small as one step's.
         reference = self.new_calibration(1).layer if self.config.use_calibration else None
 
         @tf.function(input_signature=[
-            _F32, tf.TensorSpec([None], tf.int32),  # training rows: unit features, labels
-            tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32),  # embed rows, bounds
-            tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32),  # loss rows, bounds
-            _F32, tf.TensorSpec([None], tf.int32),  # held-out rows: unit features, labels
+            _F32, tf.TensorSpec([None], tf.int32),  # rows: unit features, labels
+            tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32),  # query rows, bounds
+            tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32),  # support rows, bounds
+            tf.TensorSpec([None], tf.bool),  # per iteration: update (else only evaluate)
             # kernel (K static: the projections need it), missing outputs, logit scale and bias
             tf.TensorSpec([self.config.n_keypoints, None], tf.float32),
             tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.float32),
             tf.TensorSpec([], tf.float32),
             tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([], tf.int32),  # tuples, L
             tf.TensorSpec([], tf.float32), tf.TensorSpec([], tf.float32),  # learning rates
-            tf.TensorSpec([], tf.bool), tf.TensorSpec([], tf.int32), tf.TensorSpec([], tf.bool)],
-            autograph=False)  # explicit tf.while_loop/tf.cond: converting it would only cost tracing time
-        def finetune_run(unit, y, embed_rows, embed_bounds, loss_rows, loss_bounds, unit_held_out,
-                         y_held_out, kernel, missing_output, logit_scale, logit_bias, tuples,
-                         n_classes, learning_rate, output_learning_rate, learn_output,
-                         steps_per_epoch, validate):
-            project_kernel = reference.kernel.constraint
-            project_missing = reference.missing_output.constraint
-            steps = tf.shape(embed_bounds)[0] - 1
+            tf.TensorSpec([], tf.bool)],  # whether the output map learns
+            autograph=False)  # explicit tf.while_loop: converting it would only cost tracing time
+        def finetune_run(unit, y, query_rows, query_bounds, support_rows, support_bounds, updates,
+                         kernel, missing_output, logit_scale, logit_bias, tuples, n_classes,
+                         learning_rate, output_learning_rate, learn_output):
+            project = (reference.kernel.constraint, reference.missing_output.constraint, None, None)
+            iterations = tf.shape(updates)[0]
             params = (kernel, missing_output, logit_scale, logit_bias)
             moments = tuple(tf.zeros_like(p) for p in params for _ in range(2))
+            losses = tf.TensorArray(tf.float32, size=iterations)
+            kept = tuple(tf.TensorArray(tf.float32, size=iterations, element_shape=p.shape)
+                         for p in params)
 
-            def held_out_loss(params):
-                return tf.cond(validate, lambda: calibration_gradients(
-                    unit_held_out, y_held_out, unit, y, *params[:2], tuples, n_classes,
-                    *params[2:])[0], lambda: tf.constant(np.nan, tf.float32))
-
-            def snapshot(arrays, params, index):
-                return tuple(a.write(index, p) for a, p in zip(arrays, params))
-
-            held_out = tf.TensorArray(tf.float32, size=steps // steps_per_epoch + 1)
-            snapshots = tuple(tf.TensorArray(tf.float32, size=steps // steps_per_epoch + 1,
-                                             element_shape=p.shape) for p in params)
-            held_out = held_out.write(0, held_out_loss(params))
-            snapshots = snapshot(snapshots, params, 0)
-            losses = tf.TensorArray(tf.float32, size=steps)
-
-            def body(step, params, moments, losses, held_out, snapshots):
-                embed = embed_rows[embed_bounds[step]:embed_bounds[step + 1]]
-                rows = loss_rows[loss_bounds[step]:loss_bounds[step + 1]]
+            def body(i, step, params, moments, losses, kept):
+                query = query_rows[query_bounds[i]:query_bounds[i + 1]]
+                support = support_rows[support_bounds[i]:support_bounds[i + 1]]
                 loss, *grads = calibration_gradients(
-                    tf.gather(unit, rows), tf.gather(y, rows), tf.gather(unit, embed),
-                    tf.gather(y, embed), *params[:2], tuples, n_classes, *params[2:])
+                    tf.gather(unit, query), tf.gather(y, query), tf.gather(unit, support),
+                    tf.gather(y, support), *params[:2], tuples, n_classes, *params[2:])
                 t = tf.cast(step + 1, tf.float32)  # the optimizers' iterations + 1
                 new_params, new_moments = [], []
-                for i, (param, grad) in enumerate(zip(params, grads)):
-                    lr = learning_rate if i < 2 else output_learning_rate
-                    value, m, v = adam_update(param, grad, *moments[2 * i:2 * i + 2], lr, t)
-                    if i == 0:
-                        value = project_kernel(value)
-                    elif i == 1:
-                        value = project_missing(value)
-                    else:  # the output map learns only with output_scaling
-                        value, m, v = (tf.where(learn_output, a, b) for a, b in
-                                       zip((value, m, v), (param, *moments[2 * i:2 * i + 2])))
+                for j, (param, grad) in enumerate(zip(params, grads)):
+                    old = (param, *moments[2 * j:2 * j + 2])
+                    new = adam_update(*old[:1], grad, *old[1:],
+                                      learning_rate if j < 2 else output_learning_rate, t)
+                    if project[j] is not None:
+                        new = (project[j](new[0]), *new[1:])
+                    learns = updates[i] if j < 2 else tf.logical_and(updates[i], learn_output)
+                    value, m, v = (tf.where(learns, a, b) for a, b in zip(new, old))
                     new_params.append(value)
                     new_moments += [m, v]
                 params, moments = tuple(new_params), tuple(new_moments)
-                losses = losses.write(step, loss)
-                epoch_end = (step + 1) % steps_per_epoch == 0
-                epoch = (step + 1) // steps_per_epoch
-                held_out, snapshots = tf.cond(
-                    epoch_end, lambda: (held_out.write(epoch, held_out_loss(params)),
-                                        snapshot(snapshots, params, epoch)),
-                    lambda: (held_out, snapshots))
-                return step + 1, params, moments, losses, held_out, snapshots
+                losses = losses.write(i, loss)
+                kept = tuple(a.write(i, p) for a, p in zip(kept, params))
+                return i + 1, step + tf.cast(updates[i], tf.int32), params, moments, losses, kept
 
-            _, params, _, losses, held_out, snapshots = tf.while_loop(
-                lambda step, *_: step < steps, body,
-                (tf.constant(0), params, moments, losses, held_out, snapshots))
-            return (losses.stack(), params, held_out.stack(), tuple(s.stack() for s in snapshots))
+            *_, losses, kept = tf.while_loop(
+                lambda i, *_: i < iterations, body,
+                (tf.constant(0), tf.constant(0), params, moments, losses, kept))
+            return losses.stack(), tuple(a.stack() for a in kept)
 
         self.context_fn = context
         self.query_fn = query

@@ -140,58 +140,62 @@ def _finetune_rows(task_model: TaskModel, config: FinetuneConfig,
         start_scale, start_bias = platt_start(task_model, rows, np.random.default_rng([config.seed, 1]))
         scale.assign(start_scale)
         bias.assign(start_bias)
-    validate = validation_rows is not None
-    held_rows = np.asarray(validation_rows if validate else [], dtype=np.int64)
+    # The call's iterations: each step's halving (loss half as query, embedded half as
+    # support, then an update) and, with validation rows, the held-out loss (the training
+    # rows embedded) before the first step and after each epoch, which updates nothing.
+    n_train = len(rows)
+    held = np.zeros(0, np.int64) if validation_rows is None else np.asarray(validation_rows)
+    evaluate = (n_train + np.arange(len(held)), np.arange(n_train), False)
+    schedule = [] if validation_rows is None else [evaluate]
+    for step, (embed_rows, loss_rows) in enumerate(
+            support_halvings(y, config.epochs * config.steps_per_epoch, rng)):
+        schedule.append((loss_rows, embed_rows, True))
+        if validation_rows is not None and (step + 1) % config.steps_per_epoch == 0:
+            schedule.append(evaluate)
+    query, support, updates = zip(*schedule)
     kernel, missing = task_model.calibration_parameters()
-    halvings = support_halvings(y, config.epochs * config.steps_per_epoch, rng)
-    losses, params, held_out, snapshots = den.finetune_fn(
-        tf.constant(u), tf.constant(y), *(tf.constant(a) for a in halvings),
-        tf.constant(task_model.unit_support[held_rows]), tf.constant(task_model.y_support[held_rows]),
+    losses, kept = den.finetune_fn(
+        tf.constant(np.concatenate([u, task_model.unit_support[held]])),
+        tf.constant(np.concatenate([y, task_model.y_support[held]])),
+        *(tf.constant(a) for a in (*_flat(query), *_flat(support))), tf.constant(updates),
         kernel, missing, scale, bias, tf.constant(task_model.tuples),
         tf.constant(task_model.n_classes, tf.int32), tf.constant(config.learning_rate, tf.float32),
         tf.constant(config.output_scaling_learning_rate, tf.float32),
-        tf.constant(bool(config.output_scaling)), tf.constant(config.steps_per_epoch, tf.int32),
-        tf.constant(validate))
-    # The lattice layer stores the missing outputs as (1, d).
-    shapes = [tuple(v.shape) for v in task_model.finetuned_variables]
-    for variable, value in zip(task_model.finetuned_variables, params):
-        variable.assign(tf.reshape(value, variable.shape))
-    losses = losses.numpy().tolist()
-    if not validate:
-        held_out, snapshots = [], []
-    else:
-        held_out = held_out.numpy().tolist()
-        snapshots = [[a[epoch].reshape(shape) for a, shape in zip(
-            [s.numpy() for s in snapshots], shapes)] for epoch in range(len(held_out))]
+        tf.constant(bool(config.output_scaling)))
+    losses, updates = losses.numpy(), np.asarray(updates)
+    # kernel (K, d), missing outputs (1, d) as the lattice layer stores them, s, b
+    variables = task_model.finetuned_variables
+    kept = [a.numpy().reshape((len(updates), *v.shape)) for a, v in zip(kept, variables)]
+    for variable, values in zip(variables, kept):
+        variable.assign(values[-1])
+    held_out, snapshots = [], []
+    if validation_rows is not None:
+        held_out = losses[~updates].tolist()
+        snapshots = [[values[i] for values in kept] for i in np.nonzero(~updates)[0]]
     task_model.finetune_epochs += config.epochs
     task_model.invalidate()
-    return losses, held_out, snapshots
+    return losses[updates].tolist(), held_out, snapshots
 
 
 def support_halvings(y: np.ndarray, steps: int, rng: np.random.Generator
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The halvings of ``steps`` fine-tuning steps, drawn in advance from ``rng``: step i
-    embeds rows ``embed[embed_bounds[i]:embed_bounds[i + 1]]`` of the support labels ``y``
-    and takes the loss on ``loss[loss_bounds[i]:loss_bounds[i + 1]]`` (``halve_support``;
-    a support set too small to halve is both halves). The same draws as halving at each
-    step, as nothing else reads ``rng`` in between.
-
-    Returns:
-        (embed, embed_bounds, loss, loss_bounds), int32; the bounds have steps + 1 entries.
-    """
-    embed, loss = [], []
+                     ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(embedding half, loss half) of the support labels ``y`` for each of ``steps``
+    fine-tuning steps (``halve_support``; a support set too small to halve is both halves),
+    drawn in advance: the same draws as halving at each step, as nothing else reads ``rng``
+    in between."""
+    halvings = []
     for _ in range(steps):
         embed_rows, loss_rows = halve_support(y, rng)
         if len(loss_rows) == 0:
             embed_rows = loss_rows = np.arange(len(y))
-        embed.append(embed_rows)
-        loss.append(loss_rows)
+        halvings.append((embed_rows, loss_rows))
+    return halvings
 
-    def flat(parts):
-        bounds = np.cumsum([0] + [len(p) for p in parts])
-        return np.concatenate([np.zeros(0, np.int64), *parts]).astype(np.int32), bounds.astype(np.int32)
 
-    return (*flat(embed), *flat(loss))
+def _flat(parts) -> tuple[np.ndarray, np.ndarray]:
+    """Index arrays as one int32 array and the (len(parts) + 1,) bounds of each."""
+    bounds = np.cumsum([0] + [len(p) for p in parts])
+    return np.concatenate([np.zeros(0, np.int64), *parts]).astype(np.int32), bounds.astype(np.int32)
 
 
 PLATT_HALVINGS = 10
