@@ -11,33 +11,36 @@ from den.errors import DENInputError, DENModelError
 from helpers import auc
 
 GRADIENT_BASED = ("maml", "bmaml", "tnet")
-# Mean held-out AUC each method must reach after short pre-training (chance: 0.5). Measured
-# with these seeds: every method lands 0.05 or more above its bar.
+# Mean held-out AUC each method must reach after short pre-training, over each held-out task
+# and its mirror image (chance: 0.5). Measured with these seeds: every method lands 0.05 or
+# more above its bar.
 AUC_BAR = {"matching_net": 0.75, "proto_net": 0.75, "tadam": 0.75, "pmn": 0.72, "relation_net": 0.65,
-           "cnp": 0.6, "iwata": 0.6, "maml": 0.65, "bmaml": 0.62, "tnet": 0.6}
-# CNP's decoder sees [x, r] concatenated and does not learn, in a short run, to read each
-# feature's direction from the support set (its loss stays at log 2 on tasks of random
-# feature directions, as the paper's weak CNP numbers suggest). It is tested on tasks whose
-# features all rise with the positive class, where there is something it can learn.
-ORIENTED = ("cnp",)
+           "cnp": 0.58, "iwata": 0.6, "maml": 0.65, "bmaml": 0.62, "tnet": 0.6}
+# Every method is tested in the setting of the default config: features of random direction,
+# covariates mirrored in pre-training (flip_rate 0.5), so a feature's direction can only be read
+# from the support set. Two methods need more than the short run there:
+# - CNP sits on its initial plateau (loss log 2, scores almost constant) for about 2000 steps
+#   before its decoder learns to combine a query row with the support's representation
+#   (measured, seeds 1-3: mirrored AUC 0.50-0.51 after 200 steps, 0.63 after 4000).
+# - The MAML family's paper protocol (last layer, 5 epochs at 0.01) leaves an 80-step model's
+#   ranking almost as pre-training left it (mirrored AUC 0.50-0.52, a fixed direction); 20
+#   epochs at 0.1 let the support set orient it (0.67-0.85), which is what is tested here.
+SETTINGS = {"cnp": {"steps": 4000},
+            **{m: {"finetune_epochs": 20, "finetune_lr": 0.1} for m in GRADIENT_BASED}}
 # Accuracy on a held-out 5-class task (chance 0.2) after pre-training on 2- to 4-class tasks,
 # for the methods of the paper's multiclass table that classify by the support set.
 ACCURACY_BAR = {"matching_net": 0.33, "proto_net": 0.5, "pmn": 0.4, "relation_net": 0.28, "iwata": 0.28}
 
 
-def oriented(task):
-    """The task with every feature turned to rise with class 1."""
-    x = task.x.copy()
-    for j in range(x.shape[1]):
-        if np.nanmean(x[task.y == 1, j]) < np.nanmean(x[task.y == 0, j]):
-            x[:, j] = -x[:, j]
-    return type(task)(name=task.name, x=x, y=task.y, feature_names=task.feature_names, classes=task.classes)
+def mirrored(task):
+    """The task with every feature negated (each feature's direction reversed)."""
+    return type(task)(name=task.name, x=-task.x, y=task.y, feature_names=task.feature_names,
+                      classes=task.classes)
 
 
-def _tasks(orient=False):
+def _tasks():
     # 3 to 8 features: fewer than n_inputs (features are repeated up to it)
-    tasks = [make_task(f"t{i}", 500, [3, 5, 8, 6][i % 4], seed=i) for i in range(8)]
-    return [oriented(t) for t in tasks] if orient else tasks
+    return [make_task(f"t{i}", 500, [3, 5, 8, 6][i % 4], seed=i) for i in range(8)]
 
 
 @pytest.fixture(scope="module")
@@ -51,28 +54,36 @@ def _config(method, **overrides):
                          **overrides})
 
 
-def _held_out_auc(learner, n_repeats=3, orient=False):
-    aucs = []
+def _held_out_aucs(learner, n_repeats=3):
+    """AUCs on held-out splits, each of a task and of its mirror image: (plain, mirrored) lists.
+
+    A model that ranks query rows by a fixed direction of its own, ignoring which way each
+    feature points in the support set, scores a on a task and about 1 - a on its mirror image:
+    its plain AUC may land far below (or above) 0.5 by luck of that direction, as CNP's 26.5 in
+    the default workflow run did (issue 20). The mean of both is about 0.5 for such a model and
+    the same as either for one that reads the directions from the support set."""
+    plain, mirror = [], []
     for features, seed in ((7, 100), (12, 101)):  # 12 > n_inputs: a random subset is used
         task = make_task(f"held{features}", 600, features, seed=seed)
-        task = oriented(task) if orient else task
         for r in range(n_repeats):
             order = np.random.default_rng(r).permutation(len(task.y))
             support, query = order[:50], order[50:]
-            learner.adapt(task.x[support], task.y[support], 2, seed=r)
-            proba = learner.predict_proba(task.x[query])
-            assert proba.shape == (len(query), 2) and np.allclose(proba.sum(axis=1), 1, atol=1e-5)
-            aucs.append(auc(task.y[query], proba[:, 1]))
-    return float(np.mean(aucs))
+            for version, out in ((task, plain), (mirrored(task), mirror)):
+                learner.adapt(version.x[support], version.y[support], 2, seed=r)
+                proba = learner.predict_proba(version.x[query])
+                assert proba.shape == (len(query), 2) and np.allclose(proba.sum(axis=1), 1, atol=1e-5)
+                out.append(auc(version.y[query], proba[:, 1]))
+    return plain, mirror
 
 
 @pytest.mark.parametrize("method", BASELINES)
 def test_baseline_learns_on_held_out_tasks_with_other_feature_counts(method, training_tasks):
-    orient = method in ORIENTED
-    learner = make_baseline(method, _config(method, flip_rate=0.0 if orient else 0.5))
-    learner.pretrain(_tasks(orient=True) if orient else training_tasks)
-    mean_auc = _held_out_auc(learner, orient=orient)
-    print(f"{method}: held-out mean AUC {mean_auc:.3f}")
+    learner = make_baseline(method, _config(method, **SETTINGS.get(method, {})))
+    learner.pretrain(training_tasks)
+    plain, mirror = _held_out_aucs(learner)
+    mean_auc = float(np.mean(plain + mirror))
+    print(f"{method}: held-out mean AUC {mean_auc:.3f} (plain {np.mean(plain):.3f}, "
+          f"mirrored {np.mean(mirror):.3f})")
     assert mean_auc >= AUC_BAR[method], f"{method}: mean AUC {mean_auc:.3f} < {AUC_BAR[method]}"
     assert learner.metadata["steps"] == learner.config.steps and np.isfinite(learner.metadata["final_loss"])
 
