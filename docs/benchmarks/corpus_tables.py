@@ -27,15 +27,12 @@ from den.workflow_config import experiments  # noqa: E402
 
 
 def load_config() -> dict:
-    """config/config.yaml with config/corpus.yaml merged over it (as snakemake merges them)."""
-    def merge(base, extra):
-        for key, value in extra.items():
-            base[key] = merge(base.get(key, {}), value) if isinstance(value, dict) and isinstance(
-                base.get(key), dict) else value
-        return base
+    """config/config.yaml with config/corpus.yaml merged over it, as snakemake merges them."""
+    from snakemake.utils import update_config
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    return merge(config, yaml.safe_load((ROOT / "config" / "corpus.yaml").read_text()))
+    update_config(config, yaml.safe_load((ROOT / "config" / "corpus.yaml").read_text()))
+    return config
 
 
 def complete_splits(scores: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
