@@ -116,6 +116,13 @@ def test_every_table_exists_with_valid_numbers(finished_run):
     assert sim.n_features == 2 and 0.2 < sim.y.mean() < 0.4  # classes 0-2 of 10 are positive
     assert sim.metadata["class_cutoff"] == 3 and sim.metadata["target_share"] == 0.3
     assert sim.metadata["test_share"] == round(float(sim.y.mean()), 6)
+    # the CNN zoo's report (rule simulated_tasks_table, part of rule all here): one row per task
+    zoo = pd.read_csv(finished_run / "results" / "tables" / "simulated_tasks.csv")
+    assert zoo["task"].tolist() == ["sim-digits-p30", "sim-digits-p60"] and (zoo["cnns"] == 2).all()
+    assert zoo.loc[0, "test_share"] == sim.metadata["test_share"] and zoo.loc[0, "class_cutoff"] == 3
+    assert ((zoo["accuracy_min"] <= zoo["accuracy_max"]) & zoo["accuracy_max"].between(0, 1)).all()
+    report = (finished_run / "results" / "tables" / "simulated_tasks.md").read_text()
+    assert "| sim-digits-p30 | 3 of 10 | 0.30 |" in report
     logs = list((finished_run / "results" / "logs").rglob("*.log"))
     benchmarks = list((finished_run / "results" / "benchmarks").rglob("*.tsv"))
     assert len(logs) == len(benchmarks) > 10
