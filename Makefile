@@ -29,13 +29,15 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check workflow tests docs
 	$(VENV)/bin/snakemake --lint
 
-# The pre-trained model shipped as package data (den.pretrained, docs/model-card.md): rule
-# shipped_model of config/corpus.yaml on the real sets under DATA, then a copy into the package.
+# The pre-trained models shipped as package data (den.pretrained, docs/model-card.md): rule
+# shipped_model of config/corpus.yaml on the real sets under DATA, without and with the PLF
+# block, then a copy into the package.
 DATA ?= ../shared/datasets
+SHIPPED := den-binary-no-plf.npz den-binary-plf.npz
 shipped-model: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES) --configfile config/corpus.yaml --config data_dir=$(DATA) \
-		-- results/shipped/den-binary.npz
-	cp results/shipped/den-binary.npz workflow/den/pretrained/den-binary.npz
+		-- $(addprefix results/shipped/,$(SHIPPED))
+	cp $(addprefix results/shipped/,$(SHIPPED)) workflow/den/pretrained/
 
 bench: $(STAMP)
 	$(PY) -m den.bench

@@ -89,7 +89,7 @@ def _reference_informative_features(x, y, k):
 
 @pytest.fixture(scope="module")
 def shipped_model():
-    return DEN.load(shipped_model_path())
+    return DEN.load(shipped_model_path(finetune=True))
 
 
 def _fit_both(monkeypatch, den, task, n_classes, config, n_support=50):

@@ -31,12 +31,12 @@ def test_pyproject_and_environment_list_the_same_packages():
 
 
 def test_the_shipped_model_is_package_data():
-    """A non-editable install carries den/pretrained/den-binary.npz (DENClassifier()'s model)."""
+    """A non-editable install carries den/pretrained/den-binary-*.npz (DENClassifier()'s models)."""
     import tomllib
     from fnmatch import fnmatch
 
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     patterns = setuptools["package-data"]["den"]
-    shipped = ROOT / "workflow" / "den" / "pretrained" / "den-binary.npz"
-    assert shipped.is_file()
-    assert any(fnmatch("pretrained/den-binary.npz", pattern) for pattern in patterns)
+    for name in ("den-binary-no-plf.npz", "den-binary-plf.npz"):
+        assert (ROOT / "workflow" / "den" / "pretrained" / name).is_file()
+        assert any(fnmatch(f"pretrained/{name}", pattern) for pattern in patterns)

@@ -1,6 +1,7 @@
-"""The model shipped as package data (den.pretrained): it loads, it is what docs/model-card.md
-says, and DENClassifier() / `den predict` use it with no model given, on binary and 5-class
-tasks they never saw, and learn them."""
+"""The models shipped as package data (den.pretrained): they load, they are what
+docs/model-card.md says, and DENClassifier() / `den predict` use them with no model given (the
+PLF-free one by default, the PLF one where the fit fine-tunes), on binary and 5-class tasks they
+never saw, and learn them."""
 
 import json
 
@@ -14,20 +15,39 @@ from den.api import DENClassifier
 from den.cli import main
 from den.data.synthetic import make_task
 from den.model.den import DEN
-from den.pretrained import PRESETS, SHIPPED_BINARY, shipped_model_path
+from den.pretrained import PRESETS, SHIPPED_MODELS, shipped_model_path
 
 
-def test_the_shipped_model_loads_and_is_the_validated_preset():
-    path = shipped_model_path()
-    assert path == SHIPPED_BINARY and path.stat().st_size < 400_000  # small package data
+@pytest.mark.parametrize("finetune", [False, True])
+def test_the_shipped_models_load_and_are_the_validated_preset(finetune):
+    path = shipped_model_path(finetune=finetune)
+    assert path == SHIPPED_MODELS[finetune] and path.stat().st_size < 400_000  # small package data
     model = DEN.load(path)
     config = model.config
+    assert config.use_calibration == finetune  # the default preset's model has no PLF block
     assert config.head == "binary" and config.order == 3 and config.max_tuples == config.min_tuples == 625
     assert config.local_bandwidths == (0.05, 0.1, 0.2, 0.4) and config.keypoint_placement == "quantile"
     names = model.metadata["pretrained_on"]  # 55 binary corpus sets and the 16 binary tabular sets
     assert len(names) == 71 and sum(name.startswith("corpus-") for name in names) == 55
     assert model.metadata["pretrain"]["steps"] == 3000
     assert PRESETS["default"] == {"variant": "no_finetune"} and PRESETS["paper"] == {"variant": "den"}
+
+
+def test_the_classifier_picks_the_shipped_model_its_fit_needs(monkeypatch):
+    """No model given: the default preset loads the PLF-free model, a fine-tuning fit (preset
+    "paper", or variant "den") the PLF model whose calibration it tunes."""
+    import den.api
+
+    loaded = []
+    real = den.api.load_model
+    monkeypatch.setattr(den.api, "load_model", lambda path: loaded.append(path) or real(path))
+    task = make_task("pick", 120, 4, seed=5)
+    DENClassifier().fit(task.x[:50], task.y[:50])
+    paper = DENClassifier(preset="paper", finetune_epochs=1, finetune_steps_per_epoch=1)
+    paper.fit(task.x[:50], task.y[:50])
+    DENClassifier(variant="den", finetune_epochs=1).fit(task.x[:50], task.y[:50])
+    assert loaded == [SHIPPED_MODELS[False], SHIPPED_MODELS[True], SHIPPED_MODELS[True]]
+    assert len(paper.finetune_losses_) == 1  # the PLFs were tuned
 
 
 def test_default_classifier_learns_a_binary_task_it_never_saw():
@@ -68,13 +88,17 @@ def test_predict_and_info_without_a_model_use_the_shipped_one(tmp_path, capsys):
     np.testing.assert_allclose(pred["proba_yes"], expected.predict_proba(features[50:])[:, 1], atol=1e-5)
     capsys.readouterr()
     assert main(["info"]) == 0
-    assert json.loads(capsys.readouterr().out)["config"]["order"] == 3
+    config = json.loads(capsys.readouterr().out)["config"]
+    assert config["order"] == 3 and not config["use_calibration"]
+    assert main(["info", "--preset", "paper"]) == 0
+    assert json.loads(capsys.readouterr().out)["config"]["use_calibration"]
 
 
 def test_a_missing_shipped_model_says_how_to_build_it(monkeypatch, tmp_path):
     import den.pretrained
     from den.errors import DENModelError
 
-    monkeypatch.setattr(den.pretrained, "SHIPPED_BINARY", tmp_path / "gone.npz")
-    with pytest.raises(DENModelError, match="make shipped-model"):
+    monkeypatch.setitem(den.pretrained.SHIPPED_MODELS, False, tmp_path / "gone.npz")
+    with pytest.raises(DENModelError, match="gone.npz is missing; build it with `make shipped-model`"):
         shipped_model_path()
+    assert shipped_model_path(finetune=True).is_file()

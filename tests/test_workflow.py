@@ -331,11 +331,12 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     # (order 3 is table corpus's DEN model, trained once)
     assert counts["pretrain"] == 2 + 1 + len(binary_meta) + len(multiclass_meta) + 2, counts
     assert counts["evaluate"] == sum(len(spec["methods"]) * len(spec["datasets"]) * len(wc.settings(spec))
-                                     for spec in experiments.values()) == 19 * 16 + 6 * 4 + 12 * 4 + 3 * 16
+                                     for spec in experiments.values()) == 19 * 16 + 7 * 4 + 12 * 4 + 3 * 16
     shipped = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", *configs,
-                         "--config", f"data_dir={tmp_path / 'data'}", "--", "results/shipped/den-binary.npz")
+                         "--config", f"data_dir={tmp_path / 'data'}", "--", "results/shipped/den-binary-no-plf.npz",
+                         "results/shipped/den-binary-plf.npz")
     assert shipped.returncode == 0, shipped.stderr[-3000:]
-    assert _job_counts(shipped) == {"prepare_dataset": 71, "shipped_model": 1, "total": 72}
+    assert _job_counts(shipped) == {"prepare_dataset": 71, "shipped_model": 2, "total": 73}
 
 
 def test_killed_run_resumes_and_gives_identical_tables(finished_run, tmp_path):

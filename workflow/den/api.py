@@ -77,8 +77,9 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
 
     Args:
         model: path of a saved DEN (``DEN.save`` / ``python -m den pretrain``) or a ``DEN``;
-            None: the pre-trained model shipped with the package (``den.pretrained``,
-            docs/model-card.md).
+            None: a pre-trained model shipped with the package (``den.pretrained``,
+            docs/model-card.md): the PLF-free one without fine-tuning, the one with PLFs
+            where the variant fine-tunes them.
         preset: "default" (the validated preset: no fine-tuning) or "paper" (the paper's
             fine-tuning); it sets ``variant`` when that is None (see ``PRESETS``).
         variant: None (the preset's), or "den": fine-tunes the calibration on the support set
@@ -175,7 +176,8 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
             if changed:
                 raise DENInputError(f"{', '.join(changed)} given, but preset {self.preset!r} does not "
                                     f"fine-tune: add variant='den' (or preset='paper')")
-        den = load_model(shipped_model_path() if self.model is None else self.model)
+        den = load_model(shipped_model_path(finetune=variant == "den") if self.model is None
+                         else self.model)
         if y is None:
             raise DENInputError("DENClassifier requires y to be passed, but the target y is None: "
                                 "give the support set's labels, one per row of X")

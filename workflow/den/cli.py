@@ -25,9 +25,10 @@ Run `den COMMAND --help` for the options of each command."""
 def _add_finetune_options(parser):
     group = parser.add_argument_group("fine-tuning (only the per-feature calibration PLFs learn)")
     group.add_argument("--preset", choices=list(PRESETS), default="default",
-                       help="'default': the preset validated on held-back corpus sets (no "
-                            "fine-tuning; docs/model-card.md); 'paper': fine-tune as the paper does "
-                            "(the --finetune-* defaults). Default: default")
+                       help="'default': the preset validated on held-back corpus sets (the "
+                            "shipped PLF-free model, no fine-tuning; docs/model-card.md); 'paper': "
+                            "fine-tune the shipped PLF model as the paper does (the --finetune-* "
+                            "defaults). Default: default")
     group.add_argument("--variant", choices=["den", "no_finetune"], default=None,
                        help="overrides the preset: 'den' fine-tunes the calibration on the support "
                             "set with the --finetune-* settings; 'no_finetune' keeps identity PLFs "
@@ -92,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "a target column in the query is ignored.")
     p.add_argument("--model", metavar="PATH",
                    help="pre-trained DEN model file (from `den pretrain`); default: the model "
-                        "shipped with the package (docs/model-card.md)")
+                        "shipped with the package for --preset (docs/model-card.md)")
     p.add_argument("--support", required=True, metavar="CSV", help="labelled rows (with the target column)")
     p.add_argument("--target", required=True, metavar="COLUMN", help="name of the label column in --support")
     p.add_argument("--query", required=True, metavar="CSV", help="rows to predict")
@@ -155,7 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("info", help="show a saved model's settings",
                        description="Print a saved model's hyperparameters and metadata as JSON.")
     p.add_argument("model", metavar="PATH", nargs="?",
-                   help="model file (default: the model shipped with the package)")
+                   help="model file (default: the model shipped with the package that --preset uses)")
+    p.add_argument("--preset", choices=list(PRESETS), default="default",
+                   help="without PATH: the shipped model of this preset ('default': PLF-free; "
+                        "'paper': with the PLFs it fine-tunes). Default: default")
     return parser
 
 
@@ -248,7 +252,8 @@ def _info(args) -> None:
     from den.api import load_model
     from den.pretrained import shipped_model_path
 
-    model = load_model(args.model or shipped_model_path())
+    finetune = PRESETS[args.preset]["variant"] == "den"
+    model = load_model(args.model or shipped_model_path(finetune=finetune))
     print(json.dumps({"config": model.config.to_dict(), "metadata": model.metadata}, indent=2))
 
 

@@ -248,7 +248,7 @@ def shipped_datasets(config: dict) -> list[str]:
         ValueError: the config has no ``shipped`` section.
     """
     if not (config.get("shipped") or {}).get("pretrain_on"):
-        raise ValueError("results/shipped/den-binary.npz needs the config's 'shipped' section "
+        raise ValueError("results/shipped/den-binary-*.npz need the config's 'shipped' section "
                          "(the datasets it is pre-trained on): use --configfile config/corpus.yaml")
     names = list(config["shipped"]["pretrain_on"])
     unknown = [name for name in names if name not in config["datasets"]]
@@ -257,11 +257,11 @@ def shipped_datasets(config: dict) -> list[str]:
     return names
 
 
-def shipped_model_params(config: dict) -> dict:
-    """ModelConfig keywords of the shipped model: the config's ``model`` section with the
-    binary head, the one head ``den.pretrained`` ships (tasks of more classes are met one
-    class against the rest)."""
-    return {**config.get("model", {}), "head": "binary", "use_calibration": True,
+def shipped_model_params(config: dict, use_calibration: bool) -> dict:
+    """ModelConfig keywords of a shipped model: the config's ``model`` section with the binary
+    head, the one head ``den.pretrained`` ships (tasks of more classes are met one class
+    against the rest), with or without the PLF block (``use_calibration``)."""
+    return {**config.get("model", {}), "head": "binary", "use_calibration": use_calibration,
             "seed": config.get("seed", 91620)}
 
 

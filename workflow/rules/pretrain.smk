@@ -42,20 +42,24 @@ use rule pretrain as pretrain_member with:
         "results/benchmarks/pretrain/{experiment}/{setting}/{kind}/{heldout}.seed{member}.tsv"
 
 
-# The pre-trained model shipped as package data (den.pretrained; `make shipped-model` copies it
-# there): the config's model and pretrain settings on the datasets of its `shipped` section.
+# The pre-trained models shipped as package data (den.pretrained; `make shipped-model` copies them
+# there): the config's model and pretrain settings on the datasets of its `shipped` section, once
+# without the PLF block (no-plf: the validated default, no fine-tuning) and once with it (plf: the
+# calibration that the paper's fine-tuning tunes).
 rule shipped_model:
     input:
         tasks=lambda wildcards: [wc.data_file(d) for d in wc.shipped_datasets(config)],
     output:
-        model="results/shipped/den-binary.npz",
+        model="results/shipped/den-binary-{calibration}.npz",
+    wildcard_constraints:
+        calibration="plf|no-plf",
     params:
-        model=lambda wildcards: wc.shipped_model_params(config),
+        model=lambda wildcards: wc.shipped_model_params(config, wildcards.calibration == "plf"),
         pretrain=lambda wildcards: wc.pretrain_params(config),
     log:
-        "results/logs/shipped_model.log",
+        "results/logs/shipped_model/{calibration}.log",
     benchmark:
-        "results/benchmarks/shipped_model.tsv"
+        "results/benchmarks/shipped_model/{calibration}.tsv"
     threads: 1
     resources:
         mem_mb=4000,

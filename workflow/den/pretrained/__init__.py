@@ -1,12 +1,20 @@
-"""The pre-trained DEN shipped with the package: ``DENClassifier()`` and ``den predict`` use it
-when no model is given.
+"""The pre-trained DENs shipped with the package: ``DENClassifier()`` and ``den predict`` use
+them when no model is given.
 
-One binary-head model (``den-binary.npz``, package data) serves every task: a task of more
-than two classes gets one binary DEN per class (``den.train.finetune.fit_task``), which on
-held-back multiclass corpus sets was 33 accuracy points above the multiclass head
-(docs/benchmarks/corpus-dev.md). It is built by the workflow from the corpus and tabular
-binary sets (``make shipped-model``: rule ``shipped_model`` of config/corpus.yaml, then a copy
-here); docs/model-card.md says what it was trained on, how, and how well it does.
+Two binary-head models (package data) serve every task; a task of more than two classes gets
+one binary DEN per class (``den.train.finetune.fit_task``), which on held-back multiclass corpus
+sets was 33 accuracy points above the multiclass head (docs/benchmarks/corpus-dev.md):
+
+- ``den-binary-no-plf.npz``: no PLF block, used without fine-tuning: the validated default.
+  On the held-back corpus sets it was 0.4 AUC above the same model with PLFs (two seeds,
+  docs/benchmarks/corpus-dev.md), level with a random forest.
+- ``den-binary-plf.npz``: the same settings with the paper's PLF calibration, the model a
+  fit that fine-tunes uses (``preset="paper"`` or ``variant="den"``): fine-tuning tunes the
+  PLFs, and a model without them has nothing to tune.
+
+Both are built by the workflow from the corpus and tabular binary sets (``make shipped-model``:
+rule ``shipped_model`` of config/corpus.yaml, then a copy here); docs/model-card.md says what
+they were trained on, how, and how well they do.
 """
 
 from __future__ import annotations
@@ -15,23 +23,27 @@ from pathlib import Path
 
 from den.errors import DENModelError
 
-SHIPPED_BINARY = Path(__file__).with_name("den-binary.npz")
+# The shipped models by whether their fit fine-tunes the calibration.
+SHIPPED_MODELS = {False: Path(__file__).with_name("den-binary-no-plf.npz"),
+                  True: Path(__file__).with_name("den-binary-plf.npz")}
 
 # What ``DENClassifier(preset=...)`` and ``den predict --preset`` set when the variant is left
 # open. "default" is the preset validated on held-back corpus sets (docs/benchmarks/corpus-dev.md):
-# with the shipped local-embedding model, fine-tuning did not raise AUC and cost ~25x the time.
-# "paper" fine-tunes the calibration as the paper's appendix B does (the ``finetune_*``
-# defaults: 10 epochs x 10 steps at learning rate 0.001).
+# the PLF-free model, not fine-tuned (with the PLF model, fine-tuning did not raise AUC and cost
+# ~25x the time; dropping the PLFs raised it). "paper" fine-tunes the PLF model's calibration as
+# the paper's appendix B does (the ``finetune_*`` defaults: 10 epochs x 10 steps at 0.001).
 PRESETS = {"default": {"variant": "no_finetune"}, "paper": {"variant": "den"}}
 
 
-def shipped_model_path() -> Path:
-    """Path of the shipped binary-head model.
+def shipped_model_path(finetune: bool = False) -> Path:
+    """Path of the shipped model for a fit that fine-tunes (the PLF model) or does not (the
+    PLF-free model, the default preset's).
 
     Raises:
-        DENModelError: the file is missing (a source tree whose model was not built).
+        DENModelError: the file is missing (a source tree whose models were not built).
     """
-    if not SHIPPED_BINARY.is_file():
-        raise DENModelError(f"the shipped pre-trained model {SHIPPED_BINARY} is missing; build it with "
+    path = SHIPPED_MODELS[bool(finetune)]
+    if not path.is_file():
+        raise DENModelError(f"the shipped pre-trained model {path} is missing; build it with "
                             f"`make shipped-model` or pass model=<path of a pre-trained DEN>")
-    return SHIPPED_BINARY
+    return path
