@@ -333,8 +333,8 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     assert counts["evaluate"] == sum(len(spec["methods"]) * len(spec["datasets"]) * len(wc.settings(spec))
                                      for spec in experiments.values()) == 19 * 16 + 7 * 4 + 12 * 4 + 3 * 16
     shipped = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", *configs,
-                         "--config", f"data_dir={tmp_path / 'data'}", "--", "results/shipped/den-binary-no-plf.npz",
-                         "results/shipped/den-binary-plf.npz")
+                         "--config", f"data_dir={tmp_path / 'data'}", "--",
+                         "results/shipped/den-binary-no-plf.npz", "results/shipped/den-binary-plf.npz")
     assert shipped.returncode == 0, shipped.stderr[-3000:]
     assert _job_counts(shipped) == {"prepare_dataset": 71, "shipped_model": 2, "total": 73}
 
