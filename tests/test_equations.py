@@ -23,8 +23,8 @@ here from the support rows; the tuples too, except for r = 3, where the paper dr
 the d^3 tuples at random and the reference takes the model's draw after checking it is d^2
 distinct members of [d]^3.
 
-Two options the paper does not have (network module docstring) are written out here from
-their definitions: the local embedding l^t(z) and tuple attention. Points the paper leaves
+Three options the paper does not have (network module docstring) are written out here from
+their definitions: the local embedding l^t(z), tuple attention and psi's log d input. Points the paper leaves
 open follow docs/fidelity.md and DESIGN.md: PLFs clamp outside [k_1, k_K] (fidelity #7), a
 missing value maps to a per-feature trainable output (DESIGN.md), and a multiclass class with
 no support row scores ``ABSENT_CLASS_LOGIT`` (eq. 5 is 0/0 there).
@@ -224,8 +224,10 @@ def reference_logits(model, x_s, y_s, x_q, alpha, missing, n_classes=None, mutat
         tuples = tuples[:len(tuples) // 2]
     s = embedding_reference(w, z_s, y_s, tuples, config.head, mutation)
     if config.head == "binary":
-        return np.array([mlp(pooled_reference(w, config, z_q[q], s, tuples, z_s, y_s), w["psi"])[0]
-                         for q in range(len(z_q))])
+        # feature_count_input: psi reads [Phi~, log d]
+        extra = [np.log(x_s.shape[1])] if config.feature_count_input else []
+        return np.array([mlp(np.concatenate([pooled_reference(w, config, z_q[q], s, tuples, z_s, y_s),
+                                             extra]), w["psi"])[0] for q in range(len(z_q))])
     support = [pooled_reference(w, config, z_s[i], s, tuples) for i in range(len(y_s))]
     scores = np.empty((len(z_q), n_classes))
     for q in range(len(z_q)):
@@ -295,6 +297,7 @@ CASES = {
     "binary-r2-d4-quantile-keypoints": (dict(head="binary", order=2, keypoint_placement="quantile"), 4, 2),
     "binary-r2-d3-local": (dict(head="binary", order=2, local_bandwidths=(0.2, 0.5)), 3, 2),
     "binary-r2-d3-attention": (dict(head="binary", order=2, tuple_attention=True), 3, 2),
+    "binary-r2-d5-feature-count": (dict(head="binary", order=2, feature_count_input=True), 5, 2),
     "multiclass-r1-d4": (dict(head="multiclass", order=1), 4, 3),
     "multiclass-r2-d3": (dict(head="multiclass", order=2), 3, 3),
     "multiclass-r3-d3": (dict(head="multiclass", order=3), 3, 4),

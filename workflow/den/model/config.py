@@ -40,6 +40,9 @@ class ModelConfig:
             where that exceeds d^2 (then capped by ``max_tuples``); None (the paper): d^2.
         tuple_attention: pool phi over tuples with weights computed from each tuple's
             embedding s^t (``DENNetwork.pooled``) instead of the paper's plain mean.
+        feature_count_input: binary head only: psi also reads log d, the task's number of
+            features, so it can scale the mean over tuples towards a sum of evidence (not in
+            the paper).
         seed: initialisation seed, and the seed of the tuple subsets when d^r > d^2.
     """
 
@@ -59,6 +62,7 @@ class ModelConfig:
     max_tuples: int | None = None
     min_tuples: int | None = None
     tuple_attention: bool = False
+    feature_count_input: bool = False
     seed: int = 91620
 
     def __post_init__(self):
@@ -90,6 +94,8 @@ class ModelConfig:
             problems.append(f"min_tuples must be >= 1 or null, got {self.min_tuples}")
         if self.local_bandwidths and self.head != "binary":
             problems.append("local_bandwidths (the local embedding) needs the binary head")
+        if self.feature_count_input and self.head != "binary":
+            problems.append("feature_count_input (an input of psi) needs the binary head")
         if problems:
             raise ValueError("invalid DEN model config: " + "; ".join(problems))
         for name in ("h_units", "phi_units", "psi_units"):

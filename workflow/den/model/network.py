@@ -20,6 +20,9 @@ Local embedding (``ModelConfig.local_bandwidths``, binary head; not in the paper
     s^t summarises the support set once; l^t reads it around each query row, so the
     classifier sees the class-conditional densities of every tuple where the query lies.
 
+Feature count (``ModelConfig.feature_count_input``, binary head; not in the paper): psi reads
+[Phi~, log d], so the evidence of d features, averaged over tuples, can be scaled back up.
+
 Tuple attention (``ModelConfig.tuple_attention``; not in the paper): the mean over tuples
 becomes a weighted mean, w = softmax_t(u . relu(s^t W_s + b)), so a task's informative tuples
 can outweigh the rest; u starts at 0 (the mean).
@@ -101,7 +104,7 @@ class DENNetwork(tf.Module):
                                enumerate(zip(p[:-1], p[1:]))]
             self.phi_out = _Dense(rng, p[-1], p[-1], False, "phi_out")
             if binary:  # psi only exists for the binary head (eq. 3)
-                q = [p[-1]] + list(config.psi_units)
+                q = [p[-1] + int(config.feature_count_input)] + list(config.psi_units)
                 self.psi_layers = [_Dense(rng, a, b, True, f"psi{i}") for i, (a, b) in
                                    enumerate(zip(q[:-1], q[1:]))]
                 self.psi_out = _Dense(rng, q[-1], 1, False, "psi_out")
@@ -239,6 +242,9 @@ class DENNetwork(tf.Module):
         pooled = self.pooled(z_query, context["bias"], tuples, local)
         if self.config.head == "binary":
             a = pooled
+            if self.config.feature_count_input:  # log d beside the pooled representation
+                log_d = tf.math.log(tf.cast(tf.shape(z_query)[1], tf.float32))
+                a = tf.concat([a, tf.fill([tf.shape(a)[0], 1], log_d)], axis=1)
             for layer in self.psi_layers:
                 a = layer(a)
             return self.psi_out(a)[:, 0]
