@@ -67,6 +67,7 @@ def _query_matmul_flops(den, n_query, d, n_support, n_classes):
 @pytest.mark.parametrize("config, d, n_classes", [
     (ModelConfig(order=3, local_bandwidths=(0.1, 0.2, 0.4), **SMALL), 6, 2),
     (ModelConfig(order=2, **SMALL), 5, 2),
+    (ModelConfig(order=2, feature_count_input=True, **SMALL), 5, 2),
     (ModelConfig(order=2, head="multiclass", max_classes=5, **SMALL), 4, 3),
 ])
 def test_flops_per_row_are_the_query_branch_matrix_products(config, d, n_classes):

@@ -87,7 +87,7 @@ def predict_flops_per_row(config, n_features: int = D, n_support: int = 50, n_cl
         T r P0                      phi's first layer on each tuple's calibrated values z^t
       + T sum_i P_i P_(i+1)         phi's hidden layers, on each tuple (P = phi_units)
       + P_last^2                    phi's last (linear) layer, once after the mean over tuples
-      + binary: sum_j Q_j Q_(j+1)   psi (Q = P_last, psi_units..., 1)
+      + binary: sum_j Q_j Q_(j+1)   psi (Q = P_last (+ 1 with feature_count_input), psi_units..., 1)
         multiclass: P_last L        the scores against the L = n_classes prototypes
       + local embedding (B = len(local_bandwidths) > 0): m d T for the squared distances to
         the m = n_support support rows per tuple, B 2 m T for the class sums of the kernel,
@@ -105,7 +105,7 @@ def predict_flops_per_row(config, n_features: int = D, n_support: int = 50, n_cl
     macs = t * config.order * phi[0] + t * sum(a * b for a, b in zip(phi[:-1], phi[1:]))
     macs += phi[-1] * phi[-1]
     if config.head == "binary":
-        psi = [phi[-1], *config.psi_units, 1]
+        psi = [phi[-1] + int(config.feature_count_input), *config.psi_units, 1]
         macs += sum(a * b for a, b in zip(psi[:-1], psi[1:]))
     else:
         macs += phi[-1] * n_classes
