@@ -226,6 +226,61 @@ def test_more_pretraining_seeds_add_members_and_rerun_only_den_evaluations(finis
     assert _snakemake(workdir, "-n", "--configfile", str(seeds)).returncode == 0
 
 
+def test_an_evaluation_that_another_experiment_already_does_is_copied_not_rerun(finished_run, tmp_path):
+    """A second table of logistic regression on bin's datasets and splits: its evaluate jobs
+    copy bin's scores (under their own experiment), they do not fit the model again."""
+    workdir = tmp_path / "wf"
+    shutil.copytree(finished_run, workdir)
+    # (named to come after bin: the first experiment in config order computes a shared evaluation)
+    again = {"datasets": ["g1", "g2"], "methods": ["lr"], "n_support": 30, "repeats": 1}
+    changed = {**TINY, "experiments": {**TINY["experiments"], "bin_again": again}}
+    config = workdir / "config" / "again.yaml"
+    config.write_text(yaml.safe_dump(changed))
+    dry = _snakemake(workdir, "-n", "--quiet", "rules", "--configfile", str(config))
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert _job_counts(dry) == {"evaluate": 2, "table": 1, "all": 1, "total": 4}
+    run = _snakemake(workdir, "--cores", "2", "--configfile", str(config))
+    assert run.returncode == 0, run.stderr[-3000:]
+    for dataset in ("g1", "g2"):
+        ours = json.loads((workdir / f"results/scores/bin_again/base/lr/{dataset}/0.json").read_text())
+        theirs = json.loads((workdir / f"results/scores/bin/base/lr/{dataset}/0.json").read_text())
+        assert ours == {**theirs, "experiment": "bin_again"}
+        log = (workdir / f"results/logs/evaluate/bin_again/base/lr/{dataset}/0.log").read_text()
+        assert "the same evaluation as results/scores/bin/base/lr/" in log
+
+
+def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
+    """config/corpus.yaml: the r sweep's order 3 is table corpus's DEN model on the same splits,
+    and the multiclass tables share their classical methods' splits; orders 1 and 2 have
+    models of their own."""
+    from snakemake.utils import update_config, validate
+
+    from den import workflow_config as wc
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    update_config(config, yaml.safe_load((ROOT / "config" / "corpus.yaml").read_text()))
+    validate(config, str(ROOT / "workflow" / "schemas" / "config.schema.yaml"))
+    index = wc.score_index(config, wc.model_index(config))
+    experiments = wc.experiments(config)
+    binary = experiments["corpus"]["datasets"]
+    for dataset in binary:
+        for repeat in range(10):
+            name = f"den_no_finetune/{dataset}/{repeat}.json"
+            assert index[f"results/scores/corpus_r/order-3/{name}"] == f"results/scores/corpus/base/{name}"
+    assert not any("/order-1/" in path or "/order-2/" in path for path in index)
+    shared = set(experiments["corpus_mc"]["methods"]) & set(experiments["corpus_mc_head"]["methods"])
+    classical = {m for m in shared if config["methods"][m]["kind"] == "direct"}
+    assert classical == {"random_forest", "gradient_boosting_small", "logistic_regression_cv", "knn"}
+    for method in classical:
+        path = f"results/scores/corpus_mc_head/base/{method}/cars/0.json"
+        assert index[path] == f"results/scores/corpus_mc/base/{method}/cars/0.json"
+    # DEN's multiclass head is its own model: never a copy of the one-vs-rest binary DEN's scores
+    assert "results/scores/corpus_mc_head/base/den_no_finetune/cars/0.json" not in index
+    assert not set(index.values()) & set(index)  # a copy's source is computed, not copied
+    corpus_copies = [path for path in index if path.split("/")[2].startswith("corpus")]
+    assert len(corpus_copies) == 16 * 10 + len(classical) * 4 * 10  # nothing else repeats
+
+
 def test_paper_config_lists_the_whole_job_graph(tmp_path):
     (tmp_path / "config").mkdir()
     shutil.copy(ROOT / "config" / "paper.yaml", tmp_path / "config" / "config.yaml")

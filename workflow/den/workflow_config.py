@@ -18,7 +18,13 @@ from __future__ import annotations
 
 import os
 
-from den.experiments import DEFAULT_KEYPOINTS_FROM, META_PREFIX, check_method, pretrained_model_kind
+from den.experiments import (
+    DEFAULT_KEYPOINTS_FROM,
+    META_PREFIX,
+    check_method,
+    is_fine_tuned,
+    pretrained_model_kind,
+)
 
 EXPERIMENT_DEFAULTS = {"caption": "", "head": "binary", "metric": "auc", "n_support": 50, "max_query": None,
                        "repeats": 20, "model": {}, "sweep": None, "pretrain_on": None,
@@ -283,6 +289,54 @@ def keypoint_options(config: dict, method: dict) -> dict:
     if method.get("kind") != "den" or value == DEFAULT_KEYPOINTS_FROM:
         return {}
     return {"keypoints_from": value}
+
+
+def evaluation_protocol(config: dict, spec: dict, method: str) -> dict:
+    """``evaluate_method``'s keyword arguments for a method of an experiment (rule evaluate's
+    params): the method's config entry, the split settings, the seed, the fine-tuning settings
+    (only for the fine-tuned DEN variant, so changing them reruns only its evaluations) and
+    ``keypoint_options``."""
+    entry = config["methods"][method]
+    return {"method": entry, "n_support": spec["n_support"],
+            "subtask_features": spec["subtask_features"], "max_query": spec["max_query"],
+            "subtasks": spec["subtasks"], "seed": config["seed"],
+            "finetune_config": config.get("finetune", {}) if is_fine_tuned(entry) else None,
+            **keypoint_options(config, entry)}
+
+
+def evaluation_model_files(config: dict, model_files: dict[str, str], experiment: str, spec: dict,
+                           setting: str, method: str, dataset: str) -> list[str]:
+    """The model files (one per pre-training member, each the job that trains it, from
+    ``model_index``) a method evaluates a dataset with; empty for methods without one."""
+    kind = pretrained_model_kind(method, config["methods"][method])
+    if not kind:
+        return []
+    path = f"results/models/{experiment}/{setting}/{kind}/{held_out_name(spec, dataset)}.npz"
+    return [model_files[member] for member in member_files(config, path, kind)]
+
+
+def score_index(config: dict, model_files: dict[str, str]) -> dict[str, str]:
+    """Each score file whose evaluation another one already does -> that file (the first in
+    config order). Two evaluations are the same when the protocol (``evaluation_protocol``),
+    the dataset, the repeat and the model files (``evaluation_model_files``) are: e.g. a sweep's
+    setting whose model is the experiment table's, or a classical method on the same splits in
+    two tables. Rule evaluate copies those scores instead of computing them again."""
+    import json
+
+    canonical, index = {}, {}
+    for name, spec in experiments(config).items():
+        for setting in settings(spec):
+            for method in spec["methods"]:
+                protocol = evaluation_protocol(config, spec, method)
+                for dataset in spec["datasets"]:
+                    models = evaluation_model_files(config, model_files, name, spec, setting, method, dataset)
+                    for repeat in range(spec["repeats"]):
+                        key = json.dumps([protocol, dataset, repeat, models], sort_keys=True)
+                        path = f"results/scores/{name}/{setting}/{method}/{dataset}/{repeat}.json"
+                        first = canonical.setdefault(key, path)
+                        if first != path:
+                            index[path] = first
+    return index
 
 
 def member_files(config: dict, path: str, kind: str) -> list[str]:
