@@ -24,10 +24,10 @@ the d^3 tuples at random and the reference takes the model's draw after checking
 distinct members of [d]^3.
 
 Three options the paper does not have (network module docstring) are written out here from
-their definitions: the local embedding l^t(z), tuple attention and psi's log d input. Points the paper leaves
-open follow docs/fidelity.md and DESIGN.md: PLFs clamp outside [k_1, k_K] (fidelity #7), a
-missing value maps to a per-feature trainable output (DESIGN.md), and a multiclass class with
-no support row scores ``ABSENT_CLASS_LOGIT`` (eq. 5 is 0/0 there).
+their definitions: the local embedding l^t(z), tuple attention and psi's log d input. Points
+the paper leaves open follow docs/fidelity.md and DESIGN.md: PLFs clamp outside [k_1, k_K]
+(fidelity #7), a missing value maps to a per-feature trainable output (DESIGN.md), and a
+multiclass class with no support row scores ``ABSENT_CLASS_LOGIT`` (eq. 5 is 0/0 there).
 
 Tolerance: the model runs in float32, the reference in float64. Logits here range from
 about 0.01 to 50 in size and agree to at most 4e-7 relative (max absolute difference 1.4e-5

@@ -6,7 +6,7 @@ import pytest
 
 from den.data.synthetic import make_task
 from den.evaluate import score, support_query_split
-from den.experiments import evaluate_method, is_fine_tuned, pretrained_model_kind, split_seed
+from den.experiments import evaluate_method, is_fine_tuned, pretrained_model_kind, score_record, split_seed
 from den.report.tables import (
     dataset_summary,
     describe_run,
@@ -27,6 +27,19 @@ def test_split_is_disjoint_has_every_class_and_depends_on_seed():
     assert set(y[support]) == {0, 1}
     assert not np.array_equal(support, support_query_split(y, 50, seed=2)[0])
     assert split_seed(1, "a", 0) == split_seed(1, "a", 0) != split_seed(1, "a", 1)
+
+
+def test_score_record_names_its_own_evaluation_over_a_copied_one():
+    """A copied score file (rule evaluate, wc.score_index) keeps the other file's metrics and
+    takes this file's experiment, setting, method, dataset and repeat."""
+    computed = {"experiment": "bin", "setting": "base", "method": "lr", "dataset": "g1", "repeat": 0,
+                "auc": 0.8, "accuracy": 0.7, "n_support": 30}
+    record = score_record(computed, "again", "order-3", "lr2", "g1", "0")
+    assert record == {"experiment": "again", "setting": "order-3", "method": "lr2", "dataset": "g1",
+                      "repeat": 0, "auc": 0.8, "accuracy": 0.7, "n_support": 30}
+    assert list(record)[:5] == ["experiment", "setting", "method", "dataset", "repeat"]
+    assert score_record({"auc": 0.5}, "e", "s", "m", "d", 3) == {
+        "experiment": "e", "setting": "s", "method": "m", "dataset": "d", "repeat": 3, "auc": 0.5}
 
 
 def test_query_cap_draws_a_random_subset_of_the_rest():

@@ -110,6 +110,20 @@ def load_model(path, spec: dict):
     return [DEN.load(member) for member in path]
 
 
+SCORE_KEYS = ("experiment", "setting", "method", "dataset", "repeat")  # what a score file is of
+
+
+def score_record(metrics: dict, experiment: str, setting: str, method: str, dataset: str,
+                 repeat: int) -> dict:
+    """A score file's record: which evaluation it is (``SCORE_KEYS``), then its metrics.
+
+    ``metrics`` is ``evaluate_method``'s result, or another score file's record of the same
+    evaluation (rule evaluate copies those, ``den.workflow_config.score_index``): its own
+    ``SCORE_KEYS`` are replaced by these."""
+    return {"experiment": experiment, "setting": setting, "method": method, "dataset": dataset,
+            "repeat": int(repeat), **{k: v for k, v in metrics.items() if k not in SCORE_KEYS}}
+
+
 MEMBER_SEED_STRIDE = 1000  # fine-tuning seeds of pre-training member m: split seed + m * stride
 
 

@@ -332,7 +332,7 @@ def score_index(config: dict, model_files: dict[str, str]) -> dict[str, str]:
                     models = evaluation_model_files(config, model_files, name, spec, setting, method, dataset)
                     for repeat in range(spec["repeats"]):
                         key = json.dumps([protocol, dataset, repeat, models], sort_keys=True)
-                        path = f"results/scores/{name}/{setting}/{method}/{dataset}/{repeat}.json"
+                        path = score_file(name, setting, method, dataset, repeat)
                         first = canonical.setdefault(key, path)
                         if first != path:
                             index[path] = first
@@ -348,10 +348,16 @@ def member_files(config: dict, path: str, kind: str) -> list[str]:
     return [path] + [f"{stem}.seed{m}.npz" for m in range(1, seeds)]
 
 
+def score_file(experiment: str, setting: str, method: str, dataset: str, repeat) -> str:
+    """The evaluation JSON of one (experiment, setting, method, dataset, repeat): rule
+    evaluate's output."""
+    return f"results/scores/{experiment}/{setting}/{method}/{dataset}/{repeat}.json"
+
+
 def score_files(config: dict, experiment: str) -> list[str]:
     """Every evaluation JSON of an experiment: one per (setting, method, dataset, repeat)."""
     spec = experiments(config)[experiment]
-    return [f"results/scores/{experiment}/{s}/{m}/{d}/{r}.json" for s in settings(spec)
+    return [score_file(experiment, s, m, d, r) for s in settings(spec)
             for m in spec["methods"] for d in spec["datasets"] for r in range(spec["repeats"])]
 
 

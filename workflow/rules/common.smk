@@ -48,8 +48,8 @@ def evaluation_inputs(wildcards):
     """The dataset file and, for DEN and meta-learned methods, the model that did not see the
     dataset (with ``pretrain.seeds`` > 1, a list: every pre-training member of it); for an
     evaluation another score file already does (``SCORE_FILES``), only that file."""
-    path = (f"results/scores/{wildcards.experiment}/{wildcards.setting}/{wildcards.method}/"
-            f"{wildcards.dataset}/{wildcards.repeat}.json")
+    path = wc.score_file(wildcards.experiment, wildcards.setting, wildcards.method, wildcards.dataset,
+                         wildcards.repeat)
     if path in SCORE_FILES:
         return {"computed": SCORE_FILES[path]}
     spec = EXPERIMENTS[wildcards.experiment]
