@@ -133,6 +133,8 @@ def weights_of(model):
         w["phi_l"] = f(net.phi_l)
     if model.config.tuple_attention:
         w["attention"] = f(net.attention)
+    if model.config.gated_pooling:
+        w["pool_rho"], w["gate"] = f(net.pool_rho), dense(net.gate, False)
     return w
 
 
@@ -193,7 +195,8 @@ def local_reference(z, z_s, y_s, t, bandwidths):
 
 def pooled_reference(w, config, z, s, tuples, z_s=None, y_s=None):
     """Phi~(z, s) = mean over tuples of phi([z^t, s^t] (, l^t(z))), phi's last layer included
-    (with tuple attention, a softmax-weighted mean)."""
+    (with tuple attention, a softmax-weighted mean; with gated pooling, per unit of phi's last
+    hidden layer g mean + (1 - g) log-mean-exp, then phi's last layer)."""
     first_kernel = np.vstack([w["phi_z"], w["phi_s"]] + ([w["phi_l"]] if "phi_l" in w else []))
     phis, scores = [], []
     for t, s_t in zip(tuples, s):
@@ -207,6 +210,17 @@ def pooled_reference(w, config, z, s, tuples, z_s=None, y_s=None):
         weights = np.exp(np.array(scores) - max(scores))
         weights /= weights.sum()
         return sum(a * p for a, p in zip(weights, phis))
+    if "gate" in w:
+        hidden = np.array([mlp(np.concatenate([z[list(t)], s_t]
+                                              + ([local_reference(z, z_s, y_s, t, config.local_bandwidths)]
+                                                 if "phi_l" in w else [])),
+                               [(first_kernel, w["phi_b"], True)] + w["phi_rest"][:-1])
+                           for t, s_t in zip(tuples, s)])  # (T, P): phi's last hidden layer
+        beta = np.log1p(np.exp(w["pool_rho"]))  # softplus
+        soft_max = np.log(np.mean(np.exp(beta * hidden), axis=0)) / beta
+        gate = 1.0 / (1.0 + np.exp(-mlp(np.mean([relu(s_t @ w["phi_s"] + w["phi_b"]) for s_t in s], axis=0),
+                                        [w["gate"]])))
+        return mlp(gate * hidden.mean(axis=0) + (1.0 - gate) * soft_max, [w["phi_rest"][-1]])
     return np.mean(phis, axis=0)
 
 
@@ -274,6 +288,8 @@ def model_logits(config, d, n_classes=2, seed=0, y_override=None):
             var.assign(1.5 * var.numpy())
         elif name.endswith("bias") or name in ("h_b", "phi_b"):  # zeros at start: make them count
             var.assign(rng.normal(0.0, 0.3, var.shape).astype(np.float32))
+        elif name == "pool_rho":  # sharpness beta between 0.5 and 5 per unit
+            var.assign(np.log(np.expm1(rng.uniform(0.5, 5.0, var.shape))).astype(np.float32))
         elif name == "attention":
             var.assign(rng.normal(0.0, 1.0, var.shape).astype(np.float32))
     x_s, y_s, x_q = make_data(d, config.head, n_classes, seed)
@@ -298,6 +314,9 @@ CASES = {
     "binary-r2-d3-local": (dict(head="binary", order=2, local_bandwidths=(0.2, 0.5)), 3, 2),
     "binary-r2-d3-attention": (dict(head="binary", order=2, tuple_attention=True), 3, 2),
     "binary-r2-d5-feature-count": (dict(head="binary", order=2, feature_count_input=True), 5, 2),
+    "binary-r3-d4-local-gated": (dict(head="binary", order=3, local_bandwidths=(0.3,), gated_pooling=True),
+                                 4, 2),
+    "multiclass-r2-d3-gated": (dict(head="multiclass", order=2, gated_pooling=True), 3, 3),
     "multiclass-r1-d4": (dict(head="multiclass", order=1), 4, 3),
     "multiclass-r2-d3": (dict(head="multiclass", order=2), 3, 3),
     "multiclass-r3-d3": (dict(head="multiclass", order=3), 3, 4),

@@ -357,3 +357,48 @@ def test_tuple_attention_starts_as_the_mean_and_weights_tuples_by_their_embeddin
     attending.network.attention.assign(np.random.default_rng(1).normal(0, 3, SMALL["phi_units"][0]))
     b.invalidate()
     assert not np.allclose(a.predict_logits(xq), b.predict_logits(xq), atol=1e-3)
+
+
+def test_gated_pooling_is_the_mean_when_the_gate_is_open_and_reads_the_gate_from_the_support(binary_task):
+    """Gated pooling (ModelConfig.gated_pooling) with its gate held at 1 is the paper's mean
+    (same predictions as a plain model with the same other weights); held at 0 with a sharp
+    beta it pools by the maximum over tuples; and its gate differs between support sets."""
+    (xs, ys), (xq, _) = split(binary_task)
+    plain = DEN(ModelConfig(**SMALL))
+    gated = DEN(ModelConfig(gated_pooling=True, **SMALL))
+    width, last = SMALL["phi_units"][0], SMALL["phi_units"][-1]
+    open_gate = {"den/gate_kernel": np.zeros((width, last), np.float32),
+                 "den/gate_bias": np.full(last, 30.0, np.float32),
+                 "den/pool_rho": np.zeros(last, np.float32)}
+    gated.network.set_weights_dict({**plain.network.weights_dict(), **open_gate})
+    a, b = TaskModel(plain, xs, ys), TaskModel(gated, xs, ys)
+    np.testing.assert_allclose(a.predict_logits(xq), b.predict_logits(xq), atol=1e-5)
+
+    net = gated.network
+    z = tf.constant(np.random.default_rng(0).uniform(0, 1, (7, xs.shape[1])).astype(np.float32))
+    tuples = tf.constant(gated.tuples(xs.shape[1]))
+    bias = tf.constant(np.random.default_rng(1).normal(0, 1, (len(tuples), width)).astype(np.float32))
+    net.gate.bias.assign(np.full(last, -30.0, np.float32))
+    net.pool_rho.assign(np.full(last, 200.0, np.float32))  # beta = 200
+    hidden = _phi_hidden(net, z, bias, tuples)  # (7, T, P)
+    np.testing.assert_allclose(net.pooled(z, bias, tuples).numpy(),
+                               net.phi_out(tf.reduce_max(hidden, axis=1)).numpy(), atol=0.05)
+
+    net.gate.kernel.assign(np.random.default_rng(2).normal(0, 1, (width, last)).astype(np.float32))
+    net.gate.bias.assign(np.zeros(last, np.float32))
+    gates = [tf.sigmoid(net.gate(tf.reduce_mean(tf.nn.relu(net.tuple_bias(
+        net.embedding(tf.constant(x, tf.float32), tf.constant(y), tuples))), axis=0, keepdims=True))).numpy()
+        for x, y in ((np.clip(xs / 10, 0, 1), ys), (np.clip(xs / 10, 0, 1), 1 - ys))]
+    assert np.abs(gates[0] - gates[1]).max() > 1e-3
+    with pytest.raises(ValueError, match="set one"):
+        ModelConfig(gated_pooling=True, tuple_attention=True)
+
+
+def _phi_hidden(net, z, bias, tuples):
+    """phi's last hidden layer on every (row, tuple): (n, T, P), as ``DENNetwork.pooled`` forms it."""
+    n, t = z.shape[0], tuples.shape[0]
+    z_t = tf.reshape(tf.gather(z, tuples, axis=1), [n * t, -1])
+    a = tf.reshape(tf.nn.relu(tf.reshape(tf.matmul(z_t, net.phi_z), [n, t, -1]) + bias), [n * t, -1])
+    for layer in net.phi_layers:
+        a = layer(a)
+    return tf.reshape(a, [n, t, -1])

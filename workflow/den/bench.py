@@ -96,7 +96,7 @@ def predict_flops_per_row(config, n_features: int = D, n_support: int = 50, n_cl
     with T = the task's number of feature tuples (``DEN.tuples``) and r the order. The
     support set's part (its embedding s^t and phi's s^t W_s, computed once per task) and
     elementwise work (bias, ReLU, exp, log, the calibration's interpolation, the mean over
-    tuples) are left out, so the achieved rate it gives is a lower bound.
+    tuples, gated pooling's log-mean-exp) are left out, so the achieved rate it gives is a lower bound.
     """
     from den.model.tuples import feature_tuples
 

@@ -40,6 +40,11 @@ class ModelConfig:
             where that exceeds d^2 (then capped by ``max_tuples``); None (the paper): d^2.
         tuple_attention: pool phi over tuples with weights computed from each tuple's
             embedding s^t (``DENNetwork.pooled``) instead of the paper's plain mean.
+        gated_pooling: pool each unit of phi's last hidden layer over tuples as
+            g * mean + (1 - g) * log-mean-exp (a soft maximum with a learnt sharpness per
+            unit), where the gate g is read from the support set's tuple embeddings
+            (``DENNetwork.pooled``), so a task can lean towards its strongest tuples (not in
+            the paper; False is its mean).
         feature_count_input: binary head only: psi also reads log d, the task's number of
             features, so it can scale the mean over tuples towards a sum of evidence (not in
             the paper).
@@ -62,6 +67,7 @@ class ModelConfig:
     max_tuples: int | None = None
     min_tuples: int | None = None
     tuple_attention: bool = False
+    gated_pooling: bool = False
     feature_count_input: bool = False
     seed: int = 91620
 
@@ -96,6 +102,8 @@ class ModelConfig:
             problems.append("local_bandwidths (the local embedding) needs the binary head")
         if self.feature_count_input and self.head != "binary":
             problems.append("feature_count_input (an input of psi) needs the binary head")
+        if self.tuple_attention and self.gated_pooling:
+            problems.append("tuple_attention and gated_pooling are two ways to pool over tuples: set one")
         if problems:
             raise ValueError("invalid DEN model config: " + "; ".join(problems))
         for name in ("h_units", "phi_units", "psi_units"):

@@ -27,6 +27,14 @@ Tuple attention (``ModelConfig.tuple_attention``; not in the paper): the mean ov
 becomes a weighted mean, w = softmax_t(u . relu(s^t W_s + b)), so a task's informative tuples
 can outweigh the rest; u starts at 0 (the mean).
 
+Gated pooling (``ModelConfig.gated_pooling``; not in the paper): each unit j of phi's last
+hidden layer a_j^t pools over tuples as
+    g_j mean_t a_j^t + (1 - g_j) (1 / beta_j) log mean_t exp(beta_j a_j^t),
+the second term a soft maximum with learnt sharpness beta_j = softplus(rho_j) > 0 (starting at
+``GATED_POOLING_BETA0``), and the gate g = sigmoid(mean_t relu(s^t W_s + b) G + c) read from
+the support set's tuple embeddings, so one model can pool tasks whose evidence adds up over
+many tuples by the mean and tasks that hinge on a few interactions nearer the maximum.
+
 Mean pooling over tuples (appendix B) keeps the scale independent of d. phi's first layer
 acts on [z^t, s^t]; s^t is the same for every query row, so its part (s^t W_s + b) is
 computed once per tuple, not once per row. phi's last layer is linear and commutes with
@@ -42,6 +50,9 @@ from den.model.config import ModelConfig
 
 # Score given to a class that has no row in the support set (multiclass head).
 ABSENT_CLASS_LOGIT = -1e9
+# Starting sharpness beta of gated pooling's log-mean-exp: between the mean (beta -> 0) and the
+# maximum (beta -> inf) over tuples; started near 0 it stays there (docs/benchmarks/corpus-dev.md).
+GATED_POOLING_BETA0 = 3.0
 
 
 def _glorot(rng: np.random.Generator, n_in: int, n_out: int) -> np.ndarray:
@@ -103,6 +114,10 @@ class DENNetwork(tf.Module):
             self.phi_layers = [_Dense(rng, a, b, True, f"phi{i + 1}") for i, (a, b) in
                                enumerate(zip(p[:-1], p[1:]))]
             self.phi_out = _Dense(rng, p[-1], p[-1], False, "phi_out")
+            if config.gated_pooling:  # beta_j = softplus(rho_j) starts at GATED_POOLING_BETA0
+                rho = np.log(np.expm1(GATED_POOLING_BETA0))
+                self.pool_rho = tf.Variable(np.full(p[-1], rho, np.float32), name="pool_rho")
+                self.gate = _Dense(rng, p[0], p[-1], False, "gate")
             if binary:  # psi only exists for the binary head (eq. 3)
                 q = [p[-1] + int(config.feature_count_input)] + list(config.psi_units)
                 self.psi_layers = [_Dense(rng, a, b, True, f"psi{i}") for i, (a, b) in
@@ -186,7 +201,8 @@ class DENNetwork(tf.Module):
 
     def pooled(self, z, bias, tuples, local=None):
         """Phi~(z, s) = mean over tuples of phi([z^t, s^t]) (with the local embedding:
-        phi([z^t, s^t, l^t(z)])).
+        phi([z^t, s^t, l^t(z)]); with tuple attention or gated pooling, their pooling in place
+        of the mean, module docstring).
 
         Args:
             z: (n, d) calibrated features.
@@ -209,7 +225,14 @@ class DENNetwork(tf.Module):
         if self.config.tuple_attention:  # weights of the tuples from their embeddings s^t alone
             weights = tf.nn.softmax(tf.linalg.matvec(tf.nn.relu(bias), self.attention))  # (T,)
             return self.phi_out(tf.tensordot(a, weights, axes=[[1], [0]]))
-        return self.phi_out(tf.reduce_mean(a, axis=1))
+        mean = tf.reduce_mean(a, axis=1)  # (n, P)
+        if self.config.gated_pooling:
+            beta = tf.nn.softplus(self.pool_rho)  # (P,)
+            log_t = tf.math.log(tf.cast(t, tf.float32))
+            soft_max = (tf.reduce_logsumexp(a * beta, axis=1) - log_t) / beta  # (n, P)
+            gate = tf.sigmoid(self.gate(tf.reduce_mean(tf.nn.relu(bias), axis=0, keepdims=True)))  # (1, P)
+            return self.phi_out(gate * mean + (1.0 - gate) * soft_max)
+        return self.phi_out(mean)
 
     def context(self, z_support, y_support, tuples, n_classes):
         """Everything the query rows need from the support set, computed once.
