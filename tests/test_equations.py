@@ -23,8 +23,9 @@ here from the support rows; the tuples too, except for r = 3, where the paper dr
 the d^3 tuples at random and the reference takes the model's draw after checking it is d^2
 distinct members of [d]^3.
 
-Three options the paper does not have (network module docstring) are written out here from
-their definitions: the local embedding l^t(z), tuple attention and psi's log d input. Points
+The options the paper does not have (network module docstring) are written out here from
+their definitions: the local embedding l^t(z), tuple attention, gated pooling, psi's log d
+input and the tuples' leave-one-out relevance q^t. Points
 the paper leaves open follow docs/fidelity.md and DESIGN.md: PLFs clamp outside [k_1, k_K]
 (fidelity #7), a missing value maps to a per-feature trainable output (DESIGN.md), and a
 multiclass class with no support row scores ``ABSENT_CLASS_LOGIT`` (eq. 5 is 0/0 there).
@@ -135,6 +136,8 @@ def weights_of(model):
         w["attention"] = f(net.attention)
     if model.config.gated_pooling:
         w["pool_rho"], w["gate"] = f(net.pool_rho), dense(net.gate, False)
+    if model.config.tuple_relevance:  # q^t enters phi's first layer beside s^t: one stacked kernel
+        w["phi_s"] = np.vstack([w["phi_s"], f(net.phi_q)])
     return w
 
 
@@ -193,6 +196,27 @@ def local_reference(z, z_s, y_s, t, bandwidths):
     return np.array(out)
 
 
+def relevance_reference(z_s, y_s, t, bandwidths, mutation=None):
+    """q^t (network module docstring, ``DENNetwork.tuple_relevance``): per bandwidth b, each
+    support row i scored by the Gaussian kernel means of the other rows of each class at
+    z_i^t, r_i = log mean_{j != i, y_j = 1} k - log mean_{j != i, y_j = 0} k (0 if a class has
+    no other row; clipped to +-5); q = mean_i (2 y_i - 1) r_i / 5."""
+    n, out = len(y_s), []
+    for b in bandwidths:
+        margins = []
+        for i in range(n):
+            kern = {0: [], 1: []}
+            for j in range(n):
+                if j != i or mutation == "relevance_includes_self":
+                    sq = np.sum((z_s[i, list(t)] - z_s[j, list(t)]) ** 2)
+                    kern[y_s[j]].append(np.exp(-sq / (2 * b * b)))
+            ratio = np.clip(np.log(np.mean(kern[1])) - np.log(np.mean(kern[0])), -5, 5) \
+                if kern[0] and kern[1] else 0.0
+            margins.append((2 * y_s[i] - 1) * ratio)
+        out.append(np.mean(margins) / 5)
+    return np.array(out)
+
+
 def pooled_reference(w, config, z, s, tuples, z_s=None, y_s=None):
     """Phi~(z, s) = mean over tuples of phi([z^t, s^t] (, l^t(z))), phi's last layer included
     (with tuple attention, a softmax-weighted mean; with gated pooling, per unit of phi's last
@@ -237,6 +261,9 @@ def reference_logits(model, x_s, y_s, x_q, alpha, missing, n_classes=None, mutat
     if mutation == "first_tuples_only":
         tuples = tuples[:len(tuples) // 2]
     s = embedding_reference(w, z_s, y_s, tuples, config.head, mutation)
+    if config.tuple_relevance:  # s^t carries q^t (its kernel stacked under phi_s in weights_of)
+        s = [np.concatenate([s_t, relevance_reference(z_s, y_s, t, config.local_bandwidths, mutation)])
+             for s_t, t in zip(s, tuples)]
     if config.head == "binary":
         # feature_count_input: psi reads [Phi~, log d]
         extra = [np.log(x_s.shape[1])] if config.feature_count_input else []
@@ -290,6 +317,8 @@ def model_logits(config, d, n_classes=2, seed=0, y_override=None):
             var.assign(rng.normal(0.0, 0.3, var.shape).astype(np.float32))
         elif name == "pool_rho":  # sharpness beta between 0.5 and 5 per unit
             var.assign(np.log(np.expm1(rng.uniform(0.5, 5.0, var.shape))).astype(np.float32))
+        elif name == "phi_q":  # relevance is at most 1 in size: a larger kernel makes it count
+            var.assign(10.0 * var.numpy())
         elif name == "attention":
             var.assign(rng.normal(0.0, 1.0, var.shape).astype(np.float32))
     x_s, y_s, x_q = make_data(d, config.head, n_classes, seed)
@@ -316,6 +345,10 @@ CASES = {
     "binary-r2-d5-feature-count": (dict(head="binary", order=2, feature_count_input=True), 5, 2),
     "binary-r3-d4-local-gated": (dict(head="binary", order=3, local_bandwidths=(0.3,), gated_pooling=True),
                                  4, 2),
+    "binary-r2-d3-local-relevance": (dict(head="binary", order=2, local_bandwidths=(0.2, 0.5),
+                                          tuple_relevance=True), 3, 2),
+    "binary-r3-d4-local-relevance-gated": (dict(head="binary", order=3, local_bandwidths=(0.3,),
+                                                tuple_relevance=True, gated_pooling=True), 4, 2),
     "multiclass-r2-d3-gated": (dict(head="multiclass", order=2, gated_pooling=True), 3, 3),
     "multiclass-r1-d4": (dict(head="multiclass", order=1), 4, 3),
     "multiclass-r2-d3": (dict(head="multiclass", order=2), 3, 3),
@@ -356,6 +389,7 @@ MUTATIONS = [  # (case, mutation of the reference): each is a plausible bug the 
     ("binary-r2-d3", "ybar_first"),  # s^t = (ybar, s0, s1)
     ("binary-r2-d3", "no_plf"),  # calibration not applied (identity PLFs)
     ("binary-r1-d4", "first_tuples_only"),  # pooling over part of the tuples
+    ("binary-r2-d3-local-relevance", "relevance_includes_self"),  # a support row scores its own label
     ("multiclass-r2-d3", "reverse_labels"),  # v(y) of the wrong class in eq. (4)
     ("multiclass-r2-d3", "sum_over_class"),  # eq. (5) without the division by the class count
 ]

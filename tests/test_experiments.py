@@ -142,9 +142,9 @@ def test_meta_baselines_plug_into_the_same_evaluation():
 
 
 def test_config_model_keys_of_the_local_embedding_reach_pre_training(tmp_path):
-    """model.local_bandwidths, model.max_tuples and model.gated_pooling pass the schema and
-    arrive in the DEN a pre-training job builds, and its evaluations use them (a 30-feature
-    task pools over 100 tuples)."""
+    """model.local_bandwidths, model.max_tuples, model.gated_pooling and model.tuple_relevance pass
+    the schema and arrive in the DEN a pre-training job builds, and its evaluations use them (a
+    30-feature task pools over 100 tuples)."""
     from pathlib import Path
 
     import yaml
@@ -155,12 +155,13 @@ def test_config_model_keys_of_the_local_embedding_reach_pre_training(tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     config = yaml.safe_load((root / "config" / "config.yaml").read_text())
-    config["model"].update(local_bandwidths=[0.1, 0.3], max_tuples=100, gated_pooling=True)
+    config["model"].update(local_bandwidths=[0.1, 0.3], max_tuples=100, gated_pooling=True,
+                           tuple_relevance=True)
     validate(config, str(root / "workflow" / "schemas" / "config.schema.yaml"))
     spec = experiments(config)["openml"]
     params = model_params(config, spec, "base", "plf")
     assert params["local_bandwidths"] == [0.1, 0.3] and params["max_tuples"] == 100
-    assert params["gated_pooling"] is True
+    assert params["gated_pooling"] is True and params["tuple_relevance"] is True
     small = {"h_units": [8], "embedding_dim": 8, "phi_units": [16], "psi_units": [16]}
     tasks = [make_task(f"t{i}", 200, 4, seed=i) for i in range(2)]
     model = pretrain_model(tasks, {**params, **small}, {"steps": 3, "query_rows": 16, "support_rows": 16})
@@ -168,6 +169,7 @@ def test_config_model_keys_of_the_local_embedding_reach_pre_training(tmp_path):
     loaded = load_model(tmp_path / "m.npz", {"kind": "den"})
     assert loaded.config.local_bandwidths == (0.1, 0.3) and loaded.tuples(30).shape == (100, 2)
     assert loaded.config.gated_pooling and "den/pool_rho" in loaded.network.weights_dict()
+    assert loaded.config.tuple_relevance and "den/phi_q" in loaded.network.weights_dict()
     metrics = evaluate_method({"kind": "den", "variant": "no_finetune"}, make_task("w", 300, 30, seed=5),
                               n_support=50, seed=0, repeat=0, model=loaded)
     assert 0 <= metrics["auc"] <= 1

@@ -9,6 +9,7 @@ import pytest
 
 from den.data.synthetic import make_task, make_tasks
 from den.model.config import ModelConfig
+from den.model.den import DEN
 from den.model.task_model import TaskModel
 from den.train.finetune import FinetuneConfig, finetune
 from den.train.pretrain import PretrainConfig, pretrain
@@ -102,8 +103,9 @@ def _ring_task(seed, n=1050, distractors=3):
 
 def test_local_embedding_learns_a_boundary_that_class_means_cannot_show():
     """Pre-trained on prior tasks with interactions (den.data.prior), DEN with the local
-    embedding ranks held-out ring tasks well (stated AUC >= 0.8) without fine-tuning; the
-    paper's DEN, pre-trained alike, stays near chance (class means are equal)."""
+    embedding ranks held-out ring tasks well (stated AUC >= 0.8) without fine-tuning, with mean
+    or gated pooling over tuples; the paper's DEN, pre-trained alike, stays near chance (class
+    means are equal)."""
     from den.data.prior import make_prior_tasks
 
     tasks = make_prior_tasks(60, seed=3, rows=(300, 600), features=(2, 6))
@@ -111,14 +113,20 @@ def test_local_embedding_learns_a_boundary_that_class_means_cannot_show():
     small = dict(h_units=(16, 16), embedding_dim=16, phi_units=(32, 32), psi_units=(32, 32),
                  keypoint_placement="quantile")
     local = pretrain(tasks, ModelConfig(local_bandwidths=(0.1, 0.3), **small), config, progress=None)
+    # the same with gated pooling over tuples (ModelConfig.gated_pooling): it learns as well
+    gated = pretrain(tasks, ModelConfig(local_bandwidths=(0.1, 0.3), gated_pooling=True, **small), config,
+                     progress=None)
     paper = pretrain(tasks, ModelConfig(**small), config, progress=None)
-    local_aucs, paper_aucs = [], []
+    aucs = {"local": [], "gated": [], "paper": []}
     for seed in (400, 401, 402):
         (xs, ys), (xq, yq) = split(_ring_task(seed))
-        local_aucs.append(auc(yq, TaskModel(local, xs, ys, x_unlabeled=xq).predict_logits(xq)))
-        paper_aucs.append(auc(yq, TaskModel(paper, xs, ys, x_unlabeled=xq).predict_logits(xq)))
-    assert np.mean(local_aucs) >= 0.8, local_aucs
-    assert np.mean(paper_aucs) <= 0.7, paper_aucs
+        for name, model in (("local", local), ("gated", gated), ("paper", paper)):
+            aucs[name].append(auc(yq, TaskModel(model, xs, ys, x_unlabeled=xq).predict_logits(xq)))
+    assert np.mean(aucs["local"]) >= 0.8 and np.mean(aucs["gated"]) >= 0.8, aucs
+    assert np.mean(aucs["paper"]) <= 0.7, aucs
+    # the gate is learnt: its weights moved from their initial values
+    fresh = DEN(ModelConfig(local_bandwidths=(0.1, 0.3), gated_pooling=True, **small))
+    assert not np.allclose(fresh.network.gate.kernel.numpy(), gated.network.gate.kernel.numpy(), atol=1e-3)
 
 
 def test_a_binary_den_classifies_multiclass_tasks_one_class_against_the_rest(binary_training_tasks):

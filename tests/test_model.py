@@ -394,6 +394,39 @@ def test_gated_pooling_is_the_mean_when_the_gate_is_open_and_reads_the_gate_from
         ModelConfig(gated_pooling=True, tuple_attention=True)
 
 
+def test_tuple_relevance_reads_which_tuples_separate_the_support_labels(binary_task):
+    """Tuple relevance (ModelConfig.tuple_relevance): on a support set whose label is set by
+    feature 0, tuples holding feature 0 score far above the others, and every tuple scores
+    near 0 when the labels are shuffled (a leave-one-out margin, so a row's own label never
+    counts). With its kernel phi_q at zero the model predicts as the same model without it."""
+    rng = np.random.default_rng(0)
+    z = rng.uniform(0, 1, (60, 3)).astype(np.float32)
+    y = (z[:, 0] > 0.5).astype(np.int32)
+    config = dict(local_bandwidths=(0.05, 0.2), **SMALL)
+    net = DEN(ModelConfig(tuple_relevance=True, **config)).network
+    tuples = feature_tuples(3, 2, 0)
+    relevance = net.tuple_relevance(tf.constant(z), tf.constant(y), tf.constant(tuples)).numpy()  # (T, B)
+    assert relevance.shape == (len(tuples), 2) and np.all(np.abs(relevance) <= 1)
+    has_0 = (tuples == 0).any(axis=1)
+    assert relevance[has_0].min() > 0.4 and np.abs(relevance[~has_0]).max() < 0.1
+    shuffled = net.tuple_relevance(tf.constant(z), tf.constant(rng.permutation(y)),
+                                   tf.constant(tuples)).numpy()
+    assert np.abs(shuffled).mean() < 0.06 and np.abs(shuffled).max() < 0.25
+
+    (xs, ys), (xq, _) = split(binary_task)
+    plain = DEN(ModelConfig(**config))
+    relevant = DEN(ModelConfig(tuple_relevance=True, **config))
+    zero = {"den/phi_q": np.zeros((2, SMALL["phi_units"][0]), np.float32)}
+    relevant.network.set_weights_dict({**plain.network.weights_dict(), **zero})
+    a, b = TaskModel(plain, xs, ys), TaskModel(relevant, xs, ys)
+    np.testing.assert_allclose(a.predict_logits(xq), b.predict_logits(xq), atol=1e-5)
+    relevant.network.phi_q.assign(np.random.default_rng(1).normal(0, 3, (2, SMALL["phi_units"][0])))
+    b.invalidate()
+    assert not np.allclose(a.predict_logits(xq), b.predict_logits(xq), atol=1e-3)
+    with pytest.raises(ValueError, match="needs local_bandwidths"):
+        ModelConfig(tuple_relevance=True)
+
+
 def _phi_hidden(net, z, bias, tuples):
     """phi's last hidden layer on every (row, tuple): (n, T, P), as ``DENNetwork.pooled`` forms it."""
     n, t = z.shape[0], tuples.shape[0]

@@ -48,6 +48,11 @@ class ModelConfig:
         feature_count_input: binary head only: psi also reads log d, the task's number of
             features, so it can scale the mean over tuples towards a sum of evidence (not in
             the paper).
+        tuple_relevance: with the local embedding: each tuple's embedding also carries, per
+            bandwidth, how well the support set's own kernel classifier in that tuple's
+            features predicts the support labels leave-one-out
+            (``DENNetwork.tuple_relevance``), which class means cannot show, so phi can weigh
+            tuples by the evidence they carry on this task (not in the paper).
         seed: initialisation seed, and the seed of the tuple subsets when d^r > d^2.
     """
 
@@ -69,6 +74,7 @@ class ModelConfig:
     tuple_attention: bool = False
     gated_pooling: bool = False
     feature_count_input: bool = False
+    tuple_relevance: bool = False
     seed: int = 91620
 
     def __post_init__(self):
@@ -102,6 +108,9 @@ class ModelConfig:
             problems.append("local_bandwidths (the local embedding) needs the binary head")
         if self.feature_count_input and self.head != "binary":
             problems.append("feature_count_input (an input of psi) needs the binary head")
+        if self.tuple_relevance and not self.local_bandwidths:
+            problems.append("tuple_relevance (leave-one-out kernel margins of the support rows) needs "
+                            "local_bandwidths")
         if self.tuple_attention and self.gated_pooling:
             problems.append("tuple_attention and gated_pooling are two ways to pool over tuples: set one")
         if problems:

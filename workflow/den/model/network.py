@@ -20,6 +20,14 @@ Local embedding (``ModelConfig.local_bandwidths``, binary head; not in the paper
     s^t summarises the support set once; l^t reads it around each query row, so the
     classifier sees the class-conditional densities of every tuple where the query lies.
 
+Tuple relevance (``ModelConfig.tuple_relevance``, with the local embedding; not in the paper):
+    q^t   = per bandwidth b, mean_i (2 y_i - 1) r_i^t / 5 over the support rows, with
+            r_i^t = clip(log mean_{j!=i, y_j=1} k_b(z_i^t, z_j^t) - log mean_{j!=i, y_j=0} k_b, +-5)
+            the leave-one-out kernel log ratio of row i in tuple t's features          B values
+    phi's first layer reads [z^t, s^t, q^t, l^t(z)]: s^t only holds class means, so it cannot
+    tell a tuple whose neighbourhoods separate the classes (an interaction) from one that
+    carries nothing; q^t can, and phi (and gated pooling's gate) can weigh tuples by it.
+
 Feature count (``ModelConfig.feature_count_input``, binary head; not in the paper): psi reads
 [Phi~, log d], so the evidence of d features, averaged over tuples, can be scaled back up.
 
@@ -111,6 +119,8 @@ class DENNetwork(tf.Module):
                 self.attention = tf.Variable(np.zeros(p[0], np.float32), name="attention")
             if config.local_bandwidths:
                 self.phi_l = tf.Variable(_glorot(rng, 2 * len(config.local_bandwidths), p[0]), name="phi_l")
+            if config.tuple_relevance:
+                self.phi_q = tf.Variable(_glorot(rng, len(config.local_bandwidths), p[0]), name="phi_q")
             self.phi_layers = [_Dense(rng, a, b, True, f"phi{i + 1}") for i, (a, b) in
                                enumerate(zip(p[:-1], p[1:]))]
             self.phi_out = _Dense(rng, p[-1], p[-1], False, "phi_out")
@@ -165,6 +175,45 @@ class DENNetwork(tf.Module):
     def tuple_bias(self, s):
         """The s-part of phi's first layer, once per tuple: (T, S) -> (T, P0)."""
         return tf.matmul(s, self.phi_s) + self.phi_b
+
+    def tuple_relevance(self, z_support, y_support, tuples):
+        """Leave-one-out relevance of each tuple on the support set (module docstring).
+
+        Per bandwidth b, every support row i is scored by the kernel classifier of the other
+        support rows in the tuple's features, r_i^t = log mean_{j!=i, y_j=1} k_b - log
+        mean_{j!=i, y_j=0} k_b (clipped to [-5, 5]); the relevance is the mean signed margin
+        q_b^t = mean_i (2 y_i - 1) r_i^t / 5, in [-1, 1]: near 0 for a tuple that says nothing
+        about the labels, positive where the tuple's neighbourhoods separate the classes.
+
+        Args:
+            z_support: (m, d) calibrated support features; y_support: (m,) int32 labels 0/1;
+            tuples: (T, r).
+
+        Returns:
+            (T, B) float32.
+        """
+        m, d = tf.shape(z_support)[0], tf.shape(z_support)[1]
+        diff = tf.square(z_support[:, None, :] - z_support[None, :, :])  # (m, m, d)
+        incidence = tf.transpose(tf.reduce_sum(tf.one_hot(tuples, d, dtype=tf.float32), axis=1))
+        dist = tf.reshape(tf.matmul(tf.reshape(diff, [m * m, d]), incidence), [m, m, -1])  # (m, m, T)
+        is_self = tf.eye(m, dtype=tf.bool)[:, :, None]  # (m, m, 1)
+        y1 = tf.cast(y_support, tf.float32)
+        labels = tf.stack([1.0 - y1, y1], axis=1)  # (m, 2)
+        counts = tf.reduce_sum(labels, axis=0)[None, :] - labels  # (m, 2): the others of each class
+        sign = 2.0 * y1 - 1.0
+        out = []
+        for b in self.config.local_bandwidths:
+            # a row never scores itself: its own log kernel is -1e30, so the scale of the others
+            # (top) comes from the nearest other row, however far
+            logk = tf.where(is_self, -1e30, -dist / (2.0 * b * b))
+            top = tf.stop_gradient(tf.reduce_max(logk, axis=1, keepdims=True))
+            k = tf.exp(logk - top)  # (m, m, T), 0 on the diagonal
+            sums = tf.einsum("jc,ijt->ict", labels, k)  # (m, 2, T)
+            logs = tf.math.log(sums + 1e-30) - tf.math.log(tf.maximum(counts, 1.0))[:, :, None]
+            ratio = tf.clip_by_value(logs[:, 1] - logs[:, 0], -5.0, 5.0)  # (m, T)
+            ratio = tf.where(tf.reduce_min(counts, axis=1, keepdims=True) > 0, ratio, 0.0)
+            out.append(tf.tensordot(sign, ratio, axes=[[0], [0]]) / (5.0 * tf.cast(m, tf.float32)))
+        return tf.stack(out, axis=1)
 
     def local_features(self, z, z_support, y_support, tuples):
         """The local embedding l^t(z) of query rows (module docstring).
@@ -244,6 +293,8 @@ class DENNetwork(tf.Module):
         """
         s = self.embedding(z_support, y_support, tuples)
         bias = self.tuple_bias(s)
+        if self.config.tuple_relevance:
+            bias = bias + tf.matmul(self.tuple_relevance(z_support, y_support, tuples), self.phi_q)
         if self.config.head == "binary":
             return {"bias": bias, "z_support": z_support, "y_support": y_support}
         support_embed = self.pooled(z_support, bias, tuples)  # (n, P)
