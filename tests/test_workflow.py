@@ -252,10 +252,11 @@ def test_an_evaluation_that_another_experiment_already_does_is_copied_not_rerun(
 def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
     """config/corpus.yaml: the r sweep's order 3 is table corpus's DEN model on the same splits,
     and the multiclass tables share their classical methods' splits; orders 1 and 2 have
-    models of their own."""
+    models of their own. The shipped models take the shipped section's model settings."""
     from snakemake.utils import update_config, validate
 
     from den import workflow_config as wc
+    from den.model.config import ModelConfig
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     update_config(config, yaml.safe_load((ROOT / "config" / "corpus.yaml").read_text()))
@@ -277,18 +278,28 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
     # DEN's multiclass head is its own model: never a copy of the one-vs-rest binary DEN's scores
     assert "results/scores/corpus_mc_head/base/den_no_finetune/cars/0.json" not in index
     assert not set(index.values()) & set(index)  # a copy's source is computed, not copied
-    # the gated-pooling tables' classical rows are the corpus tables' evaluations; their DEN is
-    # a model of its own
-    for table, source, dataset in (("corpus_gated", "corpus", "adult"),
-                                   ("corpus_mc_gated", "corpus_mc", "cars")):
-        assert experiments[table]["model"] == {"gated_pooling": True}
+    # the gated-pooling and tuple-relevance tables' classical rows are the corpus tables'
+    # evaluations; their DEN is a model of its own
+    gated, relevance = {"gated_pooling": True}, {"gated_pooling": True, "tuple_relevance": True}
+    for table, source, dataset, model in (("corpus_gated", "corpus", "adult", gated),
+                                          ("corpus_mc_gated", "corpus_mc", "cars", gated),
+                                          ("corpus_relevance", "corpus", "adult", relevance),
+                                          ("corpus_mc_relevance", "corpus_mc", "cars", relevance)):
+        assert experiments[table]["model"] == model
         for method in ("random_forest", "gradient_boosting_small", "logistic_regression_cv"):
             path = f"results/scores/{table}/base/{method}/{dataset}/3.json"
             assert index[path] == f"results/scores/{source}/base/{method}/{dataset}/3.json"
         assert f"results/scores/{table}/base/den_no_plf/{dataset}/3.json" not in index
     corpus_copies = [path for path in index if path.split("/")[2].startswith("corpus")]
     # nothing else repeats
-    assert len(corpus_copies) == 16 * 10 + len(classical) * 4 * 10 + 3 * (16 + 4) * 10
+    assert len(corpus_copies) == 16 * 10 + len(classical) * 4 * 10 + 2 * 3 * (16 + 4) * 10
+    # the shipped models: the model section with the shipped section's settings over it, which
+    # table corpus_relevance tests
+    for plf in (False, True):
+        params = wc.shipped_model_params(config, plf)
+        assert params == {**config["model"], **relevance, "head": "binary", "use_calibration": plf,
+                          "seed": config["seed"]}
+        assert ModelConfig(**params).tuple_relevance and ModelConfig(**params).local_bandwidths
 
 
 def test_paper_config_lists_the_whole_job_graph(tmp_path):
@@ -385,7 +396,7 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
                      "--config", f"data_dir={tmp_path / 'data'}", "--", *tables)
     assert dry.returncode == 0, dry.stderr[-3000:]
     counts = _job_counts(dry)
-    assert counts["table"] == 6 and counts["prepare_dataset"] == 126
+    assert counts["table"] == 8 and counts["prepare_dataset"] == 126
     meta = {name for name, spec in default["methods"].items() if spec["kind"] == "meta"}
     binary_meta = [m for m in experiments["corpus"]["methods"] if m in meta]
     multiclass_meta = [m for m in experiments["corpus_mc_head"]["methods"] if m in meta]
@@ -393,12 +404,12 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     assert not set(experiments["corpus_mc"]["methods"]) & meta  # one binary DEN per class: DEN only
     # binary DEN with and without PLFs (table corpus_mc's one-vs-rest DEN is the same model),
     # the multiclass head, a model per meta baseline and head, and the r sweep's orders 1 and 2
-    # (order 3 is table corpus's DEN model, trained once), and the gated-pooling model (one for
-    # its binary and its multiclass table)
-    assert counts["pretrain"] == 2 + 1 + len(binary_meta) + len(multiclass_meta) + 2 + 1, counts
+    # (order 3 is table corpus's DEN model, trained once), the gated-pooling model and the
+    # tuple-relevance model (each one for its binary and its multiclass table)
+    assert counts["pretrain"] == 2 + 1 + len(binary_meta) + len(multiclass_meta) + 2 + 1 + 1, counts
     assert counts["evaluate"] == sum(len(spec["methods"]) * len(spec["datasets"]) * len(wc.settings(spec))
                                      for spec in experiments.values()) \
-        == 19 * 16 + 7 * 4 + 12 * 4 + 3 * 16 + 4 * 16 + 4 * 4
+        == 19 * 16 + 7 * 4 + 12 * 4 + 3 * 16 + 2 * (4 * 16 + 4 * 4)
     shipped = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", *configs,
                          "--config", f"data_dir={tmp_path / 'data'}", "--",
                          "results/shipped/den-binary-no-plf.npz", "results/shipped/den-binary-plf.npz")

@@ -264,11 +264,12 @@ def shipped_datasets(config: dict) -> list[str]:
 
 
 def shipped_model_params(config: dict, use_calibration: bool) -> dict:
-    """ModelConfig keywords of a shipped model: the config's ``model`` section with the binary
-    head, the one head ``den.pretrained`` ships (tasks of more classes are met one class
-    against the rest), with or without the PLF block (``use_calibration``)."""
-    return {**config.get("model", {}), "head": "binary", "use_calibration": use_calibration,
-            "seed": config.get("seed", 91620)}
+    """ModelConfig keywords of a shipped model: the config's ``model`` section, then the
+    ``shipped`` section's own ``model`` settings, with the binary head, the one head
+    ``den.pretrained`` ships (tasks of more classes are met one class against the rest), with
+    or without the PLF block (``use_calibration``)."""
+    return {**config.get("model", {}), **((config.get("shipped") or {}).get("model") or {}), "head": "binary",
+            "use_calibration": use_calibration, "seed": config.get("seed", 91620)}
 
 
 def pretrain_params(config: dict, member: int = 0, spec: dict | None = None) -> dict:
