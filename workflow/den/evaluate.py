@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.metrics import accuracy_score, roc_auc_score
 
 
 def support_query_split(y: np.ndarray, n_support: int, seed: int, max_query: int | None = None,
@@ -40,6 +39,10 @@ def support_query_split(y: np.ndarray, n_support: int, seed: int, max_query: int
 
 def score(y_true: np.ndarray, proba: np.ndarray) -> dict[str, float]:
     """AUC (binary: of class 1; multiclass: one-vs-rest macro) and accuracy."""
+    # imported here: scikit-learn costs ~1 s, which a copied evaluation job (rule evaluate,
+    # den.experiments.score_record) and other light importers of this module need not pay
+    from sklearn.metrics import accuracy_score, roc_auc_score
+
     n_classes = proba.shape[1]
     if n_classes == 2:
         auc = roc_auc_score(y_true, proba[:, 1]) if len(np.unique(y_true)) == 2 else float("nan")

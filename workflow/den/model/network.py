@@ -192,10 +192,8 @@ class DENNetwork(tf.Module):
         Returns:
             (T, B) float32.
         """
-        m, d = tf.shape(z_support)[0], tf.shape(z_support)[1]
-        diff = tf.square(z_support[:, None, :] - z_support[None, :, :])  # (m, m, d)
-        incidence = tf.transpose(tf.reduce_sum(tf.one_hot(tuples, d, dtype=tf.float32), axis=1))
-        dist = tf.reshape(tf.matmul(tf.reshape(diff, [m * m, d]), incidence), [m, m, -1])  # (m, m, T)
+        m = tf.shape(z_support)[0]
+        dist = _tuple_sq_distances(z_support, z_support, tuples)  # (m, m, T)
         is_self = tf.eye(m, dtype=tf.bool)[:, :, None]  # (m, m, 1)
         y1 = tf.cast(y_support, tf.float32)
         labels = tf.stack([1.0 - y1, y1], axis=1)  # (m, 2)
@@ -226,12 +224,8 @@ class DENNetwork(tf.Module):
             (n, T, 2B) float32: per bandwidth the log ratio of the class-1 and class-0 kernel
             densities (0 when a class has no support row) and the log of the overall one.
         """
-        n, m, d = tf.shape(z)[0], tf.shape(z_support)[0], tf.shape(z)[1]
-        diff = tf.square(z[:, None, :] - z_support[None, :, :])  # (n, m, d)
-        # squared distance over each tuple's features (repeats count again) as one matmul with
-        # the (d, T) incidence counts, not a gathered (n, m, T, r) tensor
-        incidence = tf.transpose(tf.reduce_sum(tf.one_hot(tuples, d, dtype=tf.float32), axis=1))
-        dist = tf.reshape(tf.matmul(tf.reshape(diff, [n * m, d]), incidence), [n, m, -1])  # (n, m, T)
+        m = tf.shape(z_support)[0]
+        dist = _tuple_sq_distances(z, z_support, tuples)  # (n, m, T)
         y1 = tf.cast(y_support, tf.float32)
         labels = tf.stack([1.0 - y1, y1], axis=1)  # (m, 2)
         counts = tf.reduce_sum(labels, axis=0)  # (2,)
@@ -345,6 +339,17 @@ class DENNetwork(tf.Module):
                 raise ValueError(f"weight {key}: expected shape {tuple(var.shape)}, "
                                  f"got {tuple(weights[key].shape)}")
             var.assign(weights[key])
+
+
+def _tuple_sq_distances(a, b, tuples):
+    """Squared distances between the rows of ``a`` (n, d) and ``b`` (m, d) over each tuple's
+    features (a repeated feature counts again): (n, m, T). One matmul of the (n*m, d) squared
+    differences with the (d, T) incidence counts, not a gathered (n, m, T, r) tensor; the local
+    embedding (query against support rows) and tuple relevance (support against itself) share it."""
+    n, m, d = tf.shape(a)[0], tf.shape(b)[0], tf.shape(a)[1]
+    diff = tf.square(a[:, None, :] - b[None, :, :])  # (n, m, d)
+    incidence = tf.transpose(tf.reduce_sum(tf.one_hot(tuples, d, dtype=tf.float32), axis=1))  # (d, T)
+    return tf.reshape(tf.matmul(tf.reshape(diff, [n * m, d]), incidence), [n, m, -1])
 
 
 def _var_key(var) -> str:
