@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from den.data.synthetic import make_tasks
-from den.data.tasks import Task
+from den.data.tasks import Task, binary_cuts
 from den.errors import DENError, DENInputError
 from den.model.config import ModelConfig
 from den.train.episodes import halve_support, split_rows
@@ -72,7 +72,7 @@ def test_bad_tasks_are_refused():
     with pytest.raises(DENInputError, match="'flat' has a single class"):
         pretrain([one_class], ModelConfig(**SMALL), PretrainConfig(steps=1), progress=None)
     three = Task("three", np.random.default_rng(0).normal(size=(30, 2)), np.arange(30) % 3)
-    with pytest.raises(DENInputError, match="'three' has 3 classes"):
+    with pytest.raises(DENInputError, match="'three' has 3 classes.*multiclass_cuts"):
         pretrain([three], ModelConfig(**SMALL), PretrainConfig(steps=1), progress=None)
     with pytest.raises(ValueError, match="infinite"):
         Task("inf", np.array([[1.0], [np.inf]]), np.array([0, 1]))
@@ -116,3 +116,36 @@ def test_ctrl_c_stops_at_a_step_boundary_with_a_checkpoint_of_it(tmp_path, monke
     a, b = resumed.network.weights_dict(), straight.network.weights_dict()
     for key in b:
         assert np.array_equal(a[key], b[key]), key
+
+
+def test_binary_cuts_bipartition_the_classes_reproducibly():
+    rng = np.random.default_rng(0)
+    five = Task("five", rng.normal(size=(60, 3)), np.arange(60) % 5)
+    cuts = binary_cuts(five, 6, seed=4)
+    assert [c.name for c in cuts] == [f"five~b{j}" for j in range(6)]
+    for cut in cuts:
+        assert cut.x is five.x  # shared, not copied
+        positive = set(cut.metadata["positive_classes"])
+        assert 0 < len(positive) < 5  # a proper bipartition
+        assert np.array_equal(cut.y, np.isin(five.y, sorted(positive)).astype(np.int32))
+    again = binary_cuts(five, 6, seed=4)
+    assert all(np.array_equal(a.y, b.y) for a, b in zip(cuts, again))
+    assert len({tuple(c.metadata["positive_classes"]) for c in cuts}) > 1  # not one cut six times
+    # a class without rows never leaves a cut with rows on one side only
+    gap = Task("gap", rng.normal(size=(40, 2)), np.where(np.arange(40) % 2 == 0, 0, 3))
+    for cut in binary_cuts(gap, 20, seed=1):
+        assert set(np.unique(cut.y)) == {0, 1}
+    with pytest.raises(ValueError, match="more than two"):
+        binary_cuts(Task("two", rng.normal(size=(10, 2)), np.arange(10) % 2), 2, seed=0)
+
+
+def test_binary_head_pretrains_on_cuts_of_multiclass_tasks():
+    rng = np.random.default_rng(1)
+    three = Task("three", rng.normal(size=(60, 3)), np.arange(60) % 3)
+    binary = make_tasks(1, seed=2, rows=(60, 60), features=(3, 3))
+    config = PretrainConfig(steps=2, query_rows=16, support_rows=16, multiclass_cuts=2, seed=5)
+    model = pretrain([three, *binary], ModelConfig(**SMALL), config, progress=None)
+    assert model.metadata["pretrained_on"] == ["three~b0", "three~b1", binary[0].name]
+    assert model.metadata["pretrain"]["multiclass_cuts"] == 2
+    with pytest.raises(ValueError, match="multiclass_cuts must be >= 0"):
+        PretrainConfig(multiclass_cuts=-1)

@@ -11,7 +11,9 @@ candidate setting is compared with the others split by split.
 
     python docs/benchmarks/corpus_dev.py split                   # print the split
     python docs/benchmarks/corpus_dev.py pretrain NAME --steps 1000 [--model JSON] [--pretrain JSON]
-        [--binarized K] [--prior N] [--no-real]   # K binary tasks per multiclass set, N prior tasks
+        [--binarized K [--hold-mc-validation]] [--prior N] [--no-real]
+        # K binary tasks cut from each multiclass set (not from the multiclass validation sets),
+        # N prior tasks
     python docs/benchmarks/corpus_dev.py evaluate NAME LABEL --finetune JSON | --no-finetune
     python docs/benchmarks/corpus_dev.py classical               # random forest, small-data GBT, LR-CV
     python docs/benchmarks/corpus_dev.py evaluate-mc NAME LABEL ...  # multiclass validation sets
@@ -130,32 +132,19 @@ def load(data: Path, out: Path, name: str):
     return task
 
 
-def binarized(task, k: int, seed: int) -> list:
-    """k binary tasks cut from a multiclass task: each a random bipartition of its classes
-    (both sides non-empty), named "<name>~b<j>"."""
-    from den.data.tasks import Task
-
-    rng = np.random.default_rng([seed, task.n_classes, task.n_rows])
-    out = []
-    for j in range(k):
-        side = rng.random(task.n_classes) < 0.5
-        if side.all() or not side.any():
-            side[rng.integers(task.n_classes)] = not side[0]
-        y = side[task.y].astype(np.int32)
-        out.append(Task(name=f"{task.name}~b{j}", x=task.x, y=y, feature_names=task.feature_names))
-    return out
-
-
 def cmd_pretrain(args) -> None:
     from den.data.prior import make_prior_tasks
+    from den.data.tasks import binary_cuts
     from den.model.config import ModelConfig
     from den.train.pretrain import PretrainConfig, pretrain
 
     _, training, multiclass = split(args.data)
     tasks = [] if args.no_real else [load(args.data, args.out, name) for name in training]
     tasks += make_prior_tasks(args.prior, seed=EVAL_SEED) if args.prior else []
+    if args.hold_mc_validation:  # the multiclass validation sets stay unseen, cut or not
+        multiclass = [name for name in multiclass if name not in multiclass_split(args.data)[0]]
     for name in multiclass if args.binarized else []:
-        tasks += binarized(load(args.data, args.out, name), args.binarized, EVAL_SEED)
+        tasks += binary_cuts(load(args.data, args.out, name), args.binarized, EVAL_SEED)
     model_settings = {"keypoint_placement": "quantile", **json.loads(args.model)}
     if args.multiclass_head:  # plus the multiclass sets of multiclass_split's training part as they are
         tasks += [load(args.data, args.out, name) for name in multiclass_split(args.data)[1]]
@@ -309,6 +298,8 @@ def main(argv=None) -> None:
     p.add_argument("--model", default="{}", help="ModelConfig keywords as JSON")
     p.add_argument("--pretrain", default="{}", help="PretrainConfig keywords as JSON")
     p.add_argument("--binarized", type=int, default=0, help="binary tasks cut from each multiclass set")
+    p.add_argument("--hold-mc-validation", action="store_true",
+                   help="cut only the multiclass training sets (multiclass_split), not its validation sets")
     p.add_argument("--prior", type=int, default=0, help="tasks drawn from den.data.prior")
     p.add_argument("--no-real", action="store_true", help="no corpus sets (only --prior tasks)")
     p.add_argument("--multiclass-head", action="store_true",

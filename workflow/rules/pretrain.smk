@@ -43,9 +43,9 @@ use rule pretrain as pretrain_member with:
 
 
 # The pre-trained models shipped as package data (den.pretrained; `make shipped-model` copies them
-# there): the config's model and pretrain settings on the datasets of its `shipped` section, once
-# without the PLF block (no-plf: the validated default, no fine-tuning) and once with it (plf: the
-# calibration that the paper's fine-tuning tunes).
+# there): the config's model and pretrain settings (the `shipped` section's own over them) on the
+# datasets of that section, once without the PLF block (no-plf: the validated default, no
+# fine-tuning) and once with it (plf: the calibration that the paper's fine-tuning tunes).
 rule shipped_model:
     input:
         tasks=lambda wildcards: [wc.data_file(d) for d in wc.shipped_datasets(config)],
@@ -55,7 +55,7 @@ rule shipped_model:
         calibration="plf|no-plf",
     params:
         model=lambda wildcards: wc.shipped_model_params(config, wildcards.calibration == "plf"),
-        pretrain=lambda wildcards: wc.pretrain_params(config),
+        pretrain=lambda wildcards: wc.pretrain_params(config, 0, config.get("shipped")),
     log:
         "results/logs/shipped_model/{calibration}.log",
     benchmark:

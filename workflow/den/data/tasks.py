@@ -86,3 +86,35 @@ class Task:
             meta = json.loads(str(data["meta"]))
             return cls(name=meta["name"], x=data["x"], y=data["y"], feature_names=meta["feature_names"],
                        classes=meta["classes"], metadata=meta.get("metadata", {}))
+
+
+def binary_cuts(task: Task, count: int, seed: int) -> list[Task]:
+    """``count`` binary tasks cut from a multiclass ``task``, for pre-training a binary head on
+    multiclass data (``PretrainConfig.multiclass_cuts``): each a random bipartition of the task's
+    classes into label 0 and label 1, both sides holding rows, named "<name>~b<j>" (j = 0..count-1).
+    The cuts are random draws, not distinct ones: with few classes two cuts may coincide.
+
+    Args:
+        task: a task of more than two classes.
+        count: number of cuts.
+        seed: with the task's class and row counts, seeds the draws (the same task and seed give
+            the same cuts).
+
+    Returns:
+        ``count`` tasks sharing ``task.x`` (not a copy), each y (n,) int32 in {0, 1}.
+    """
+    if task.n_classes <= 2:
+        raise ValueError(f"task {task.name!r} has {task.n_classes} classes: binary cuts need more than two")
+    rng = np.random.default_rng([seed, task.n_classes, task.n_rows])
+    present = np.unique(task.y)
+    out = []
+    for j in range(count):
+        side = rng.random(task.n_classes) < 0.5
+        if side.all() or not side.any():
+            side[rng.integers(task.n_classes)] = not side[0]
+        if side[present].all() or not side[present].any():  # only classes without rows on one side
+            side[present[0]] = not side[present[0]]
+        out.append(Task(name=f"{task.name}~b{j}", x=task.x, y=side[task.y].astype(np.int32),
+                        feature_names=task.feature_names, classes=[0, 1],
+                        metadata={"cut_of": task.name, "positive_classes": np.flatnonzero(side).tolist()}))
+    return out

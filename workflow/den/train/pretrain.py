@@ -32,7 +32,7 @@ from typing import TextIO
 import numpy as np
 
 from den._tf import tf, tf_keras
-from den.data.tasks import Task
+from den.data.tasks import Task, binary_cuts
 from den.errors import DENError, DENInputError
 from den.model.calibration import fit_keypoints, impute_unit, to_unit
 from den.model.config import ModelConfig
@@ -61,6 +61,10 @@ class PretrainConfig:
             scale) in an episode. 0 is the paper; > 0 teaches the network to read each
             feature's direction from the class-conditional embedding, which matters when
             every training covariate rises with the positive class (the CNN-zoo tasks).
+        multiclass_cuts: binary head only: each task of more than two classes is replaced by
+            this many binary tasks, random bipartitions of its classes
+            (``den.data.tasks.binary_cuts``, seeded by ``seed``), so multiclass datasets
+            widen a binary model's pre-training; 0 (the paper): such a task is refused.
         seed: seed of the episodes.
         checkpoint_every: steps between checkpoints (with ``checkpoint_dir``).
     """
@@ -73,6 +77,7 @@ class PretrainConfig:
     covariates_max: int = 25
     learning_rate: float = 1e-3
     flip_rate: float = 0.0
+    multiclass_cuts: int = 0
     seed: int = 0
     checkpoint_every: int = 500
 
@@ -88,6 +93,8 @@ class PretrainConfig:
             problems.append("covariates_min must be <= covariates_max")
         if not self.learning_rate > 0:
             problems.append(f"learning_rate must be > 0, got {self.learning_rate}")
+        if self.multiclass_cuts < 0:
+            problems.append(f"multiclass_cuts must be >= 0, got {self.multiclass_cuts}")
         if not 0.0 <= self.flip_rate <= 1.0:
             problems.append(f"flip_rate must be in [0, 1], got {self.flip_rate}")
         if problems:
@@ -149,10 +156,12 @@ def _check_tasks(tasks: list[Task], config: ModelConfig) -> None:
         if np.count_nonzero(counts) < 2:
             raise DENInputError(f"task {task.name!r} has a single class; pre-training needs >= 2")
         if task.n_classes > config.n_classes_supported:
+            cuts = (" or cut it into binary tasks (pretrain setting multiclass_cuts > 0)"
+                    if config.head == "binary" else "")
             raise DENInputError(
                 f"task {task.name!r} has {task.n_classes} classes but the model's {config.head} "
                 f"head supports {config.n_classes_supported}; use head 'multiclass' with "
-                f"max_classes >= {task.n_classes}")
+                f"max_classes >= {task.n_classes}{cuts}")
 
 
 def _fingerprint(tasks: list[Task], model_config: ModelConfig, config: PretrainConfig) -> dict:
@@ -170,7 +179,8 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
 
     Args:
         tasks: training tasks; numbers of features may differ. Multiclass tasks need
-            ``model_config.head == "multiclass"``.
+            ``model_config.head == "multiclass"``, or for the binary head
+            ``config.multiclass_cuts`` > 0.
         model_config: architecture (default ``ModelConfig()``).
         config: run settings (default ``PretrainConfig()``).
         checkpoint_dir: where to checkpoint and resume from (None: no checkpoints).
@@ -186,6 +196,9 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
     """
     model_config = model_config or ModelConfig()
     config = config or PretrainConfig()
+    if model_config.head == "binary" and config.multiclass_cuts:
+        tasks = [cut for task in tasks for cut in
+                 (binary_cuts(task, config.multiclass_cuts, config.seed) if task.n_classes > 2 else [task])]
     _check_tasks(tasks, model_config)
     model = DEN(model_config)
     net = model.network
