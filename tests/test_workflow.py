@@ -284,7 +284,9 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
     for table, source, dataset, model in (("corpus_gated", "corpus", "adult", gated),
                                           ("corpus_mc_gated", "corpus_mc", "cars", gated),
                                           ("corpus_relevance", "corpus", "adult", relevance),
-                                          ("corpus_mc_relevance", "corpus_mc", "cars", relevance)):
+                                          ("corpus_mc_relevance", "corpus_mc", "cars", relevance),
+                                          ("corpus_cuts", "corpus", "adult", relevance),
+                                          ("corpus_mc_cuts", "corpus_mc", "cars", relevance)):
         assert experiments[table]["model"] == model
         for method in ("random_forest", "gradient_boosting_small", "logistic_regression_cv"):
             path = f"results/scores/{table}/base/{method}/{dataset}/3.json"
@@ -292,7 +294,20 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
         assert f"results/scores/{table}/base/den_no_plf/{dataset}/3.json" not in index
     corpus_copies = [path for path in index if path.split("/")[2].startswith("corpus")]
     # nothing else repeats
-    assert len(corpus_copies) == 16 * 10 + len(classical) * 4 * 10 + 2 * 3 * (16 + 4) * 10
+    assert len(corpus_copies) == 16 * 10 + len(classical) * 4 * 10 + 3 * 3 * (16 + 4) * 10
+    # the cuts tables' model: every corpus set, multiclass ones cut into 4 binary tasks, 6,000 steps
+    # (one model for both tables, not two pre-training jobs of the same settings)
+    for table in ("corpus_cuts", "corpus_mc_cuts"):
+        spec = experiments[table]
+        assert len(spec["pretrain_on"]) == 106
+        assert wc.pretrain_params(config, 0, spec)["multiclass_cuts"] == 4
+        assert wc.pretrain_params(config, 0, spec)["steps"] == 6000
+    assert "multiclass_cuts" not in wc.pretrain_params(config, 0, experiments["corpus_relevance"])
+    models = wc.model_index(config)
+    assert models["results/models/corpus_mc_cuts/base/no_plf/all.npz"] == \
+        "results/models/corpus_cuts/base/no_plf/all.npz"
+    assert models["results/models/corpus_cuts/base/no_plf/all.npz"] != \
+        models["results/models/corpus_relevance/base/no_plf/all.npz"]
     # the shipped models: the model section with the shipped section's settings over it, which
     # table corpus_relevance tests
     for plf in (False, True):
@@ -396,7 +411,7 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
                      "--config", f"data_dir={tmp_path / 'data'}", "--", *tables)
     assert dry.returncode == 0, dry.stderr[-3000:]
     counts = _job_counts(dry)
-    assert counts["table"] == 8 and counts["prepare_dataset"] == 126
+    assert counts["table"] == 10 and counts["prepare_dataset"] == 126
     meta = {name for name, spec in default["methods"].items() if spec["kind"] == "meta"}
     binary_meta = [m for m in experiments["corpus"]["methods"] if m in meta]
     multiclass_meta = [m for m in experiments["corpus_mc_head"]["methods"] if m in meta]
@@ -405,11 +420,12 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     # binary DEN with and without PLFs (table corpus_mc's one-vs-rest DEN is the same model),
     # the multiclass head, a model per meta baseline and head, and the r sweep's orders 1 and 2
     # (order 3 is table corpus's DEN model, trained once), the gated-pooling model and the
-    # tuple-relevance model (each one for its binary and its multiclass table)
-    assert counts["pretrain"] == 2 + 1 + len(binary_meta) + len(multiclass_meta) + 2 + 1 + 1, counts
+    # tuple-relevance model and the model pre-trained on the multiclass sets' cuts as well (each one
+    # for its binary and its multiclass table)
+    assert counts["pretrain"] == 2 + 1 + len(binary_meta) + len(multiclass_meta) + 2 + 1 + 1 + 1, counts
     assert counts["evaluate"] == sum(len(spec["methods"]) * len(spec["datasets"]) * len(wc.settings(spec))
                                      for spec in experiments.values()) \
-        == 19 * 16 + 7 * 4 + 12 * 4 + 3 * 16 + 2 * (4 * 16 + 4 * 4)
+        == 19 * 16 + 7 * 4 + 12 * 4 + 3 * 16 + 3 * (4 * 16 + 4 * 4)
     shipped = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", *configs,
                          "--config", f"data_dir={tmp_path / 'data'}", "--",
                          "results/shipped/den-binary-no-plf.npz", "results/shipped/den-binary-plf.npz")
