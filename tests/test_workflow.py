@@ -310,6 +310,8 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
         models["results/models/corpus_relevance/base/no_plf/all.npz"]
     # the shipped models: the model section with the shipped section's settings over it, which
     # table corpus_relevance tests
+    assert wc.pretrain_params(config, 0, config["shipped"]) == \
+        wc.pretrain_params(config, 0, experiments["corpus_cuts"])
     for plf in (False, True):
         params = wc.shipped_model_params(config, plf)
         assert params == {**config["model"], **relevance, "head": "binary", "use_calibration": plf,
@@ -394,8 +396,11 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     assert experiments["corpus_r"]["datasets"] == experiments["corpus"]["datasets"]
     assert experiments["corpus_mc_head"]["datasets"] == experiments["corpus_mc"]["datasets"]
     assert experiments["corpus_mc_head"]["model"]["max_classes"] >= 18  # the corpus's most classes
-    # the shipped model: the binary corpus sets and the binary tabular sets, nothing multiclass
-    assert corpus["shipped"]["pretrain_on"] == binary + experiments["corpus"]["datasets"]
+    # the shipped model: every corpus and tabular set, the multiclass ones cut into binary tasks
+    # (as the cuts tables pre-train)
+    assert corpus["shipped"]["pretrain_on"] == everything + experiments["corpus"]["datasets"] \
+        + experiments["corpus_mc"]["datasets"]
+    assert corpus["shipped"]["pretrain"] == experiments["corpus_cuts"]["pretrain"]
     assert {spec["repeats"] for spec in experiments.values()} == {10}
     # a relative path is found under data_dir, names with '.' or '+' included
     default = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
@@ -430,7 +435,7 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
                          "--config", f"data_dir={tmp_path / 'data'}", "--",
                          "results/shipped/den-binary-no-plf.npz", "results/shipped/den-binary-plf.npz")
     assert shipped.returncode == 0, shipped.stderr[-3000:]
-    assert _job_counts(shipped) == {"prepare_dataset": 71, "shipped_model": 2, "total": 73}
+    assert _job_counts(shipped) == {"prepare_dataset": 126, "shipped_model": 2, "total": 128}
 
 
 def test_killed_run_resumes_and_gives_identical_tables(finished_run, tmp_path):
