@@ -28,9 +28,12 @@ def test_the_shipped_models_load_and_are_the_validated_preset(finetune):
     assert config.head == "binary" and config.order == 3 and config.max_tuples == config.min_tuples == 625
     assert config.local_bandwidths == (0.05, 0.1, 0.2, 0.4) and config.keypoint_placement == "quantile"
     assert config.gated_pooling and config.tuple_relevance  # chosen on the held-back corpus sets
-    names = model.metadata["pretrained_on"]  # 55 binary corpus sets and the 16 binary tabular sets
-    assert len(names) == 71 and sum(name.startswith("corpus-") for name in names) == 55
-    assert model.metadata["pretrain"]["steps"] == 3000
+    # the 71 binary sets of corpus/ and tabular/, and 4 binary cuts of each of their 55 multiclass sets
+    names = model.metadata["pretrained_on"]
+    cuts = [name for name in names if "~b" in name]
+    assert len(names) == 71 + 55 * 4 and len(cuts) == 55 * 4
+    assert sum(name.startswith("corpus-") for name in names) == 55 + 51 * 4
+    assert model.metadata["pretrain"]["steps"] == 6000 and model.metadata["pretrain"]["multiclass_cuts"] == 4
     assert PRESETS["default"] == {"variant": "no_finetune"} and PRESETS["paper"] == {"variant": "den"}
 
 

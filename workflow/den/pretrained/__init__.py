@@ -9,15 +9,16 @@ sets was 33 accuracy points above the multiclass head (docs/benchmarks/corpus-de
   It pools over tuples by gated pooling and reads each tuple's leave-one-out relevance on the
   support rows (``ModelConfig.gated_pooling``, ``tuple_relevance``). On the held-back corpus
   sets this was 0.85 AUC above the same model without those two (and that one 0.4 above the
-  model with PLFs), about 1 point above a random forest (two seeds each,
+  model with PLFs), about 1 point above a random forest (two seeds each); pre-training it
+  also on binary cuts of the multiclass sets added about 0.45 more (three runs,
   docs/benchmarks/corpus-dev.md).
 - ``den-binary-plf.npz``: the same settings with the paper's PLF calibration, the model a
   fit that fine-tunes uses (``preset="paper"`` or ``variant="den"``): fine-tuning tunes the
   PLFs, and a model without them has nothing to tune.
 
-Both are built by the workflow from the corpus and tabular binary sets (``make shipped-model``:
-rule ``shipped_model`` of config/corpus.yaml, then a copy here); docs/model-card.md says what
-they were trained on, how, and how well they do.
+Both are built by the workflow from every corpus and tabular set, a multiclass one cut into
+binary tasks (``make shipped-model``: rule ``shipped_model`` of config/corpus.yaml, then a copy
+here); docs/model-card.md says what they were trained on, how, and how well they do.
 """
 
 from __future__ import annotations
