@@ -11,7 +11,7 @@ candidate setting is compared with the others split by split.
 
     python docs/benchmarks/corpus_dev.py split                   # print the split
     python docs/benchmarks/corpus_dev.py pretrain NAME --steps 1000 [--model JSON] [--pretrain JSON]
-        [--binarized K [--hold-mc-validation]] [--prior N] [--no-real]
+        [--binarized K [--hold-mc-validation]] [--repeat-binary R] [--prior N] [--no-real]
         # K binary tasks cut from each multiclass set (not from the multiclass validation sets),
         # N prior tasks
     python docs/benchmarks/corpus_dev.py evaluate NAME LABEL --finetune JSON | --no-finetune
@@ -139,7 +139,8 @@ def cmd_pretrain(args) -> None:
     from den.train.pretrain import PretrainConfig, pretrain
 
     _, training, multiclass = split(args.data)
-    tasks = [] if args.no_real else [load(args.data, args.out, name) for name in training]
+    real = [] if args.no_real else [load(args.data, args.out, name) for name in training]
+    tasks = real * args.repeat_binary
     tasks += make_prior_tasks(args.prior, seed=EVAL_SEED) if args.prior else []
     if args.hold_mc_validation:  # the multiclass validation sets stay unseen, cut or not
         multiclass = [name for name in multiclass if name not in multiclass_split(args.data)[0]]
@@ -300,6 +301,8 @@ def main(argv=None) -> None:
     p.add_argument("--binarized", type=int, default=0, help="binary tasks cut from each multiclass set")
     p.add_argument("--hold-mc-validation", action="store_true",
                    help="cut only the multiclass training sets (multiclass_split), not its validation sets")
+    p.add_argument("--repeat-binary", type=int, default=1,
+                   help="list each binary training set this many times (episodes draw tasks uniformly)")
     p.add_argument("--prior", type=int, default=0, help="tasks drawn from den.data.prior")
     p.add_argument("--no-real", action="store_true", help="no corpus sets (only --prior tasks)")
     p.add_argument("--multiclass-head", action="store_true",
