@@ -394,7 +394,7 @@ def test_an_experiments_pretrain_and_baselines_settings_reach_only_its_own_pre_t
     from snakemake.exceptions import WorkflowError
     from snakemake.utils import validate
 
-    from den.workflow_config import model_index, model_params, pretrain_params
+    from den.workflow_config import model_index, model_params, pretrain_params, shipped_pretrain_params
 
     schema = str(Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml")
     same = {"pretrain_on": ["b"], "datasets": ["a"], "methods": ["den", "pn", "maml"]}
@@ -413,6 +413,11 @@ def test_an_experiments_pretrain_and_baselines_settings_reach_only_its_own_pre_t
     assert pretrain_params(config, 0, specs["sampled"]) == pretrain_params(config) == {**top, "seed": 1}
     whole = pretrain_params(config, 1, specs["whole"])
     assert (whole["covariates_min"], whole["covariates_max"], whole["steps"], whole["seed"]) == (25, 25, 5, 2)
+    # the shipped models: the pretrain section as it is, or with shipped.pretrain over it (member 0)
+    assert shipped_pretrain_params(config) == pretrain_params(config)
+    shipped = {**config, "shipped": {"pretrain_on": ["b"], "pretrain": {"steps": 9, "multiclass_cuts": 4}}}
+    validate(shipped, schema)
+    assert shipped_pretrain_params(shipped) == {**top, "steps": 9, "multiclass_cuts": 4, "seed": 1}
     for kind in ("meta-pn", "meta-maml"):  # over the top-level baselines and the method's settings
         params = model_params(config, specs["whole"], "base", kind)
         assert (params["covariates_min"], params["covariates_max"]) == (25, 25)

@@ -308,10 +308,10 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
         "results/models/corpus_cuts/base/no_plf/all.npz"
     assert models["results/models/corpus_cuts/base/no_plf/all.npz"] != \
         models["results/models/corpus_relevance/base/no_plf/all.npz"]
-    # the shipped models: the model section with the shipped section's settings over it, which
-    # table corpus_relevance tests
-    assert wc.pretrain_params(config, 0, config["shipped"]) == \
-        wc.pretrain_params(config, 0, experiments["corpus_cuts"])
+    # the shipped models: the model and pretrain sections with the shipped section's settings over
+    # them, which table corpus_cuts tests
+    assert wc.shipped_pretrain_params(config) == wc.pretrain_params(config, 0, experiments["corpus_cuts"])
+    assert wc.shipped_pretrain_params(config)["multiclass_cuts"] == 4
     for plf in (False, True):
         params = wc.shipped_model_params(config, plf)
         assert params == {**config["model"], **relevance, "head": "binary", "use_calibration": plf,

@@ -143,7 +143,8 @@ def cmd_pretrain(args) -> None:
     tasks = real * args.repeat_binary
     tasks += make_prior_tasks(args.prior, seed=EVAL_SEED) if args.prior else []
     if args.hold_mc_validation:  # the multiclass validation sets stay unseen, cut or not
-        multiclass = [name for name in multiclass if name not in multiclass_split(args.data)[0]]
+        held = set(multiclass_split(args.data)[0])
+        multiclass = [name for name in multiclass if name not in held]
     for name in multiclass if args.binarized else []:
         tasks += binary_cuts(load(args.data, args.out, name), args.binarized, EVAL_SEED)
     model_settings = {"keypoint_placement": "quantile", **json.loads(args.model)}

@@ -272,11 +272,17 @@ def shipped_model_params(config: dict, use_calibration: bool) -> dict:
             "use_calibration": use_calibration, "seed": config.get("seed", 91620)}
 
 
+def shipped_pretrain_params(config: dict) -> dict:
+    """PretrainConfig keywords of the shipped models (rule shipped_model): the config's
+    ``pretrain`` section with the ``shipped`` section's own ``pretrain`` settings over it (e.g.
+    more steps, ``multiclass_cuts``), as ``pretrain_params`` does for an experiment's."""
+    return pretrain_params(config, 0, config.get("shipped"))
+
+
 def pretrain_params(config: dict, member: int = 0, spec: dict | None = None) -> dict:
     """PretrainConfig keywords of pre-training member ``member`` (0 .. ``pretrain.seeds`` - 1):
     the config's ``pretrain`` section less ``seeds``, then the experiment ``spec``'s own
-    ``pretrain`` settings (if any; the ``shipped`` section's for the shipped models), with
-    episode seed ``seed`` + ``member``. Member 0 is the
+    ``pretrain`` settings (if any), with episode seed ``seed`` + ``member``. Member 0 is the
     single model of ``seeds`` 1, so raising ``seeds`` keeps it."""
     params = {k: v for k, v in (config.get("pretrain") or {}).items() if k != "seeds"}
     overrides = (spec or {}).get("pretrain") or {}

@@ -55,7 +55,7 @@ rule shipped_model:
         calibration="plf|no-plf",
     params:
         model=lambda wildcards: wc.shipped_model_params(config, wildcards.calibration == "plf"),
-        pretrain=lambda wildcards: wc.pretrain_params(config, 0, config.get("shipped")),
+        pretrain=lambda wildcards: wc.shipped_pretrain_params(config),
     log:
         "results/logs/shipped_model/{calibration}.log",
     benchmark:
