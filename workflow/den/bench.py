@@ -19,6 +19,14 @@ Keys (stable, so figures can be compared over time):
     predict_limit_ratio     the FLOP rate predict_rows_per_s achieves over matmul_gflops:
                             predict_rows_per_s x predict_flops_per_row() / matmul rate, so
                             how close scoring runs to this machine's matrix-multiply limit
+    layer_matmul_gflops     the float32 rate of one of phi's hidden layers alone,
+                            relu(x W + b) with x of one prediction chunk's tuple-rows
+                            (``TUPLE_ROWS_PER_CHUNK`` x 64) and W 64 x 64: the most the
+                            layers that hold 98% of predict_flops_per_row reach here
+    predict_layer_ratio     the FLOP rate predict_rows_per_s achieves over
+                            layer_matmul_gflops: near 1, scoring runs as fast as its own
+                            layer shape allows (predict_limit_ratio can then only rise
+                            with fewer, larger products, not with less overhead)
 Timings exclude TensorFlow's one-off tracing of the compiled functions.
 """
 
@@ -144,6 +152,25 @@ def matmul_gflops(n: int = 2048, reps: int = 5) -> float:
     return 2.0 * n**3 * reps / (time.perf_counter() - start) / 1e9
 
 
+def layer_matmul_gflops(reps: int = 10) -> float:
+    """Float32 rate (GFLOP/s) of relu(x W + b) at the shape of phi's hidden layers on one
+    prediction chunk: x (TUPLE_ROWS_PER_CHUNK, P), W (P, P), P = the benchmark model's phi width."""
+    from den._tf import tf
+    from den.model.task_model import TUPLE_ROWS_PER_CHUNK
+
+    width = _config().phi_units[1]
+    rng = np.random.default_rng(4)
+    x = tf.constant(rng.random((TUPLE_ROWS_PER_CHUNK, width), dtype=np.float32))
+    w = tf.constant(rng.random((width, width), dtype=np.float32))
+    b = tf.constant(np.zeros(width, np.float32))
+    layer = tf.function(lambda: tf.reduce_sum(tf.nn.relu(tf.nn.bias_add(tf.matmul(x, w), b))))
+    layer()
+    start = time.perf_counter()
+    for _ in range(reps):
+        layer().numpy()
+    return 2.0 * TUPLE_ROWS_PER_CHUNK * width * width * reps / (time.perf_counter() - start) / 1e9
+
+
 def predict_peak_rss_mb(rows: int) -> float:
     """Peak RSS (MiB) of a child process predicting ``rows`` rows."""
     out = subprocess.run([sys.executable, "-m", "den.bench", "--child-predict", str(rows)],
@@ -178,14 +205,17 @@ def main(argv=None) -> int:
     result["predict_rows_per_s"] = round(predict_rate, 1)
     result["predict_1m_peak_rss_mb"] = predict_peak_rss_mb(big)
     matmul_rate = matmul_gflops()
+    layer_rate = layer_matmul_gflops()
+    predict_flops = predict_rate * predict_flops_per_row(_config())
     result.update({
         "matmul_gflops": round(matmul_rate, 1),
         "quick": bool(args.quick),
         "tensorflow": tf.__version__,
         "finetune_seconds_default": round(bench_fit_seconds("default", reps), 3),
         "finetune_seconds_paper": round(bench_fit_seconds("paper", reps), 3),
-        "predict_limit_ratio": round(
-            predict_rate * predict_flops_per_row(_config()) / (matmul_rate * 1e9), 4),
+        "predict_limit_ratio": round(predict_flops / (matmul_rate * 1e9), 4),
+        "layer_matmul_gflops": round(layer_rate, 1),
+        "predict_layer_ratio": round(predict_flops / (layer_rate * 1e9), 4),
     })
     print(json.dumps(result))
     return 0
