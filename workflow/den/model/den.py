@@ -30,6 +30,13 @@ _META_KEY = "__den_metadata__"
 
 _F32 = tf.TensorSpec([None, None], tf.float32)
 
+# ``DEN.prediction_functions``: a model's first predictions in a process run eagerly while
+# they are this small (query rows x feature tuples: 3,300 rows of the shipped model on 625
+# triples) and there have been fewer than this many of them. Eager scoring costs about 0.5 ms
+# a row more than compiled, tracing about 1-3 s once: they break even near 3M tuple-rows.
+EAGER_TUPLE_ROWS = 1 << 21
+EAGER_PREDICTIONS = 3
+
 # tf_keras.optimizers.Adam's defaults: fine-tuning applied that optimizer step by step before
 # its steps ran in one compiled call (``DEN.finetune_fn``).
 ADAM_BETA_1, ADAM_BETA_2, ADAM_EPSILON = 0.9, 0.999, 1e-7
@@ -71,6 +78,7 @@ class DEN:
         self.network = network or DENNetwork(self.config)
         self.metadata = dict(metadata or {})
         self._compile()
+        self._eager_predictions = 0
 
     def __deepcopy__(self, memo):
         """A DEN is shared, never copied: nothing after pre-training modifies it (fine-tuning
@@ -237,6 +245,23 @@ class DEN:
         self.query_fn = query
         self.calibration_gradients_fn = calibration_gradients
         self.finetune_fn = finetune_run
+
+    def prediction_functions(self, tuple_rows: int):
+        """(context, query): ``context_fn`` and ``query_fn`` for a prediction of
+        ``tuple_rows`` (query rows x feature tuples) of work.
+
+        The first ``EAGER_PREDICTIONS`` predictions of a model in a process that are smaller
+        than ``EAGER_TUPLE_ROWS``, while ``query_fn`` has not been traced, get the two
+        functions' Python bodies, run eagerly: the same operations on the same values, without
+        the tracing and graph optimisation (about 1 s on 2 cores) that a one-off prediction,
+        such as a cold ``den predict``, would pay for a fraction of a second of work. Every
+        other prediction, and any process that goes on predicting, gets the compiled ones.
+        """
+        small = tuple_rows < EAGER_TUPLE_ROWS and self._eager_predictions < EAGER_PREDICTIONS
+        if small and self.query_fn.experimental_get_tracing_count() == 0:
+            self._eager_predictions += 1
+            return self.context_fn.python_function, self.query_fn.python_function
+        return self.context_fn, self.query_fn
 
     # -- persistence --------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:

@@ -122,12 +122,13 @@ class TaskModel:
         """Forget the cached support context (call after the calibration changes)."""
         self._context = None
 
-    def context(self):
+    def context(self, context_fn=None):
         """(bias, prototypes, present, z_support, y_support) from the whole support set, cached
-        (the arguments of ``DEN.query_fn`` between the calibration and the tuples)."""
+        (the arguments of ``DEN.query_fn`` between the calibration and the tuples), computed
+        by ``context_fn`` (default ``DEN.context_fn``)."""
         if self._context is None:
             kernel, missing = self.calibration_parameters()
-            self._context = self.den.context_fn(
+            self._context = (context_fn or self.den.context_fn)(
                 tf.constant(self.unit_support), tf.constant(self.y_support), kernel, missing,
                 tf.constant(self.tuples), tf.constant(self.n_classes, tf.int32))
         return self._context
@@ -154,14 +155,15 @@ class TaskModel:
         if chunk_rows < 1:
             raise DENInputError(f"chunk_rows must be >= 1, got {chunk_rows}")
         kernel, missing = self.calibration_parameters()
-        context = self.context()
+        context_fn, query_fn = self.den.prediction_functions(x_query.shape[0] * len(self.tuples))
+        context = self.context(context_fn)
         tuples = tf.constant(self.tuples)
         binary = self.den.config.head == "binary"
         out = np.empty((x_query.shape[0],) if binary else (x_query.shape[0], self.n_classes),
                        np.float32)
         for start in range(0, x_query.shape[0], chunk_rows):
             unit = to_unit(x_query[start:start + chunk_rows], self.keypoints)
-            logits = self.den.query_fn(tf.constant(unit), kernel, missing, *context, tuples).numpy()
+            logits = query_fn(tf.constant(unit), kernel, missing, *context, tuples).numpy()
             out[start:start + len(unit)] = logits if binary else logits[:, :self.n_classes]
         if binary:
             out = np.float32(np.exp(self.logit_scale.numpy())) * out + np.float32(self.logit_bias.numpy())
