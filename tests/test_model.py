@@ -437,30 +437,24 @@ def _phi_hidden(net, z, bias, tuples):
     return tf.reshape(a, [n, t, -1])
 
 
-# -- eager first predictions ------------------------------------------------------------
+# -- eager small predictions -----------------------------------------------------------
 @pytest.mark.parametrize("config", [
     ModelConfig(order=3, local_bandwidths=(0.1, 0.3), tuple_relevance=True, gated_pooling=True,
                 use_calibration=False, **SMALL),
     ModelConfig(head="multiclass", max_classes=4, **SMALL)])
-def test_first_small_predictions_run_eagerly_with_the_compiled_results(config):
-    """A cold process's small prediction skips tracing (``DEN.prediction_functions``): the
-    first ``EAGER_PREDICTIONS`` small ones run the Python bodies, and score as the compiled
-    functions do; the next one, and a large one, trace and run compiled."""
+def test_small_predictions_run_eagerly_with_the_compiled_results(config, monkeypatch):
+    """A small prediction skips tracing (``DEN.prediction_functions``) and scores as the
+    compiled functions do; a prediction of ``EAGER_TUPLE_ROWS`` or more traces them."""
     import den.model.den as den_module
 
     task = make_task("eager", 160, 5, seed=4, n_classes=2 if config.head == "binary" else 3)
     (xs, ys), (xq, _) = split(task)
-    eager, compiled = DEN(config), DEN(config)
-    compiled._eager_predictions = den_module.EAGER_PREDICTIONS  # never eager
-    want = TaskModel(compiled, xs, ys).predict_logits(xq)
-    assert compiled.query_fn.experimental_get_tracing_count() == 1
-    for _ in range(den_module.EAGER_PREDICTIONS):
-        got = TaskModel(eager, xs, ys).predict_logits(xq)
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-        assert eager.query_fn.experimental_get_tracing_count() == 0
-    np.testing.assert_allclose(TaskModel(eager, xs, ys).predict_logits(xq), want, rtol=1e-5, atol=1e-5)
-    assert eager.query_fn.experimental_get_tracing_count() == 1
-    large = DEN(config)
-    rows = den_module.EAGER_TUPLE_ROWS // len(large.tuples(5)) + 1
-    TaskModel(large, xs, ys).predict_logits(np.repeat(xq[:1], rows, axis=0))
-    assert large.query_fn.experimental_get_tracing_count() == 1
+    den = DEN(config)
+    tuple_rows = len(xq) * len(den.tuples(5))
+    got = [TaskModel(den, xs, ys).predict_logits(xq) for _ in range(2)]
+    assert den.query_fn.experimental_get_tracing_count() == 0
+    np.testing.assert_array_equal(got[0], got[1])
+    monkeypatch.setattr(den_module, "EAGER_TUPLE_ROWS", tuple_rows)  # now just too large
+    want = TaskModel(den, xs, ys).predict_logits(xq)
+    assert den.query_fn.experimental_get_tracing_count() == 1
+    np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-5)

@@ -30,12 +30,11 @@ _META_KEY = "__den_metadata__"
 
 _F32 = tf.TensorSpec([None, None], tf.float32)
 
-# ``DEN.prediction_functions``: a model's first predictions in a process run eagerly while
-# they are this small (query rows x feature tuples: 3,300 rows of the shipped model on 625
-# triples) and there have been fewer than this many of them. Eager scoring costs about 0.5 ms
-# a row more than compiled, tracing about 1-3 s once: they break even near 3M tuple-rows.
-EAGER_TUPLE_ROWS = 1 << 21
-EAGER_PREDICTIONS = 3
+# ``DEN.prediction_functions``: predictions smaller than this (query rows x feature tuples: 420
+# rows of the shipped model on 625 triples) run eagerly. Tracing and optimising the compiled
+# functions costs about 1 s once per process; eager scoring about 0.5 ms a row more, so at
+# this size at most 0.2 s a call.
+EAGER_TUPLE_ROWS = 1 << 18
 
 # tf_keras.optimizers.Adam's defaults: fine-tuning applied that optimizer step by step before
 # its steps ran in one compiled call (``DEN.finetune_fn``).
@@ -78,7 +77,6 @@ class DEN:
         self.network = network or DENNetwork(self.config)
         self.metadata = dict(metadata or {})
         self._compile()
-        self._eager_predictions = 0
 
     def __deepcopy__(self, memo):
         """A DEN is shared, never copied: nothing after pre-training modifies it (fine-tuning
@@ -250,16 +248,14 @@ class DEN:
         """(context, query): ``context_fn`` and ``query_fn`` for a prediction of
         ``tuple_rows`` (query rows x feature tuples) of work.
 
-        The first ``EAGER_PREDICTIONS`` predictions of a model in a process that are smaller
-        than ``EAGER_TUPLE_ROWS``, while ``query_fn`` has not been traced, get the two
-        functions' Python bodies, run eagerly: the same operations on the same values, without
-        the tracing and graph optimisation (about 1 s on 2 cores) that a one-off prediction,
-        such as a cold ``den predict``, would pay for a fraction of a second of work. Every
-        other prediction, and any process that goes on predicting, gets the compiled ones.
+        Below ``EAGER_TUPLE_ROWS`` these are the two functions' Python bodies, run eagerly: the
+        same operations, without the tracing and graph optimisation (about 1 s on 2 cores)
+        that a one-off prediction, such as a cold ``den predict``, would pay for a fraction of
+        a second of work. Larger predictions get the compiled functions. The choice depends on
+        the size alone, so a prediction gives the same numbers in any process, whatever it
+        predicted before (eager and compiled agree to float32 rounding, not to the bit).
         """
-        small = tuple_rows < EAGER_TUPLE_ROWS and self._eager_predictions < EAGER_PREDICTIONS
-        if small and self.query_fn.experimental_get_tracing_count() == 0:
-            self._eager_predictions += 1
+        if tuple_rows < EAGER_TUPLE_ROWS:
             return self.context_fn.python_function, self.query_fn.python_function
         return self.context_fn, self.query_fn
 
