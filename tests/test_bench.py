@@ -35,9 +35,15 @@ def test_bench_keeps_its_keys_and_adds_fit_times_and_the_predict_limit_ratio(mon
     assert result["predict_layer_ratio"] == round(1000.0 * flops / 20e9, 4)
 
 
-def test_layer_matmul_rate_is_a_positive_rate():
-    rate = bench.layer_matmul_gflops(reps=1)
-    assert np.isfinite(rate) and rate > 0.1
+def test_layer_and_matmul_rates_count_their_flops(monkeypatch):
+    """With a clock that advances 1 s per reading, each rate is its FLOPs per call x reps / 1e9:
+    one 64 x 64 layer on one prediction chunk's tuple-rows, and a square n x n product."""
+    from den.model.task_model import TUPLE_ROWS_PER_CHUNK
+
+    clock = iter(range(1000))
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: float(next(clock)))
+    assert bench.layer_matmul_gflops(reps=2) == pytest.approx(2 * 2 * TUPLE_ROWS_PER_CHUNK * 64 * 64 / 1e9)
+    assert bench.matmul_gflops(n=8, reps=3) == pytest.approx(3 * 2 * 8**3 / 1e9)
 
 
 def test_flops_per_row_of_the_benchmark_model_by_hand():

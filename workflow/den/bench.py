@@ -139,17 +139,22 @@ def bench_fit_seconds(preset: str, reps: int = 3) -> float:
     return float(np.median(times))
 
 
+def _gflops(compute, flops: float, reps: int) -> float:
+    """GFLOP/s of ``compute`` (a no-argument tf.function of ``flops`` FLOPs), timed over
+    ``reps`` calls after one that traces it."""
+    compute()
+    start = time.perf_counter()
+    for _ in range(reps):
+        compute().numpy()
+    return flops * reps / (time.perf_counter() - start) / 1e9
+
+
 def matmul_gflops(n: int = 2048, reps: int = 5) -> float:
     """Float32 matrix-multiply throughput of this machine in GFLOP/s."""
     from den._tf import tf
 
     a = tf.constant(np.random.default_rng(3).random((n, n), dtype=np.float32))
-    product = tf.function(lambda: tf.matmul(a, a))
-    product()
-    start = time.perf_counter()
-    for _ in range(reps):
-        product().numpy()
-    return 2.0 * n**3 * reps / (time.perf_counter() - start) / 1e9
+    return _gflops(tf.function(lambda: tf.matmul(a, a)), 2.0 * n**3, reps)
 
 
 def layer_matmul_gflops(reps: int = 10) -> float:
@@ -164,11 +169,7 @@ def layer_matmul_gflops(reps: int = 10) -> float:
     w = tf.constant(rng.random((width, width), dtype=np.float32))
     b = tf.constant(np.zeros(width, np.float32))
     layer = tf.function(lambda: tf.reduce_sum(tf.nn.relu(tf.nn.bias_add(tf.matmul(x, w), b))))
-    layer()
-    start = time.perf_counter()
-    for _ in range(reps):
-        layer().numpy()
-    return 2.0 * TUPLE_ROWS_PER_CHUNK * width * width * reps / (time.perf_counter() - start) / 1e9
+    return _gflops(layer, 2.0 * TUPLE_ROWS_PER_CHUNK * width * width, reps)
 
 
 def predict_peak_rss_mb(rows: int) -> float:
