@@ -290,6 +290,27 @@ def test_presets_set_the_variant(small_binary_model, table):
     assert overridden.fit(frame[:50], labels[:50]).finetune_losses_ == []
     with pytest.raises(DENInputError, match="preset must be one of"):
         DENClassifier(model=small_binary_model, preset="fast").fit(frame[:50], labels[:50])
+    adapt = DENClassifier(model=small_binary_model, preset="adapt", finetune_network_steps=4)
+    adapt.fit(frame[:50], labels[:50])
+    assert len(adapt.finetune_losses_) == 4 and adapt.task_model_.network_weights is not None
+    assert adapt.task_model_.finetune_epochs == 0  # the calibration is left as it is
+    assert not np.allclose(adapt.predict_proba(frame[50:]), default.predict_proba(frame[50:]))
+
+
+def test_an_adapted_classifier_pickles_with_its_own_network_weights(small_binary_model, table):
+    """The adapted weights travel with the fitted classifier, the shared DEN keeps its own: an
+    unpickled adapted classifier predicts what it did, and a plain one beside it is unchanged."""
+    import pickle
+
+    frame, labels = table
+    plain = DENClassifier(model=small_binary_model).fit(frame[:50], labels[:50])
+    before = plain.predict_proba(frame[50:])
+    adapt = DENClassifier(model=small_binary_model, preset="adapt", finetune_network_steps=5,
+                          finetune_network_learning_rate=0.01).fit(frame[:50], labels[:50])
+    proba = adapt.predict_proba(frame[50:])
+    again = pickle.loads(pickle.dumps(adapt))
+    np.testing.assert_allclose(again.predict_proba(frame[50:]), proba, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(plain.predict_proba(frame[50:]), before)
 
 
 def test_unreadable_model_paths(tmp_path):

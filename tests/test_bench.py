@@ -22,14 +22,15 @@ def test_bench_keeps_its_keys_and_adds_fit_times_and_the_predict_limit_ratio(mon
     monkeypatch.setattr(bench, "predict_peak_rss_mb", lambda rows: 321.0)
     monkeypatch.setattr(bench, "matmul_gflops", lambda: 50.0)
     monkeypatch.setattr(bench, "layer_matmul_gflops", lambda: 20.0)
-    fit_seconds = {"default": 0.01, "paper": 1.5}
+    fit_seconds = {"default": 0.01, "paper": 1.5, "adapt": 0.9}
     monkeypatch.setattr(bench, "bench_fit_seconds", lambda preset, reps: fit_seconds[preset])
     assert bench.main(["--quick"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert list(result) == STABLE_KEYS + ["finetune_seconds_default", "finetune_seconds_paper",
                                           "predict_limit_ratio", "layer_matmul_gflops",
-                                          "predict_layer_ratio"]
+                                          "predict_layer_ratio", "finetune_seconds_adapt"]
     assert result["finetune_seconds_paper"] == 1.5 and result["quick"] is True
+    assert result["finetune_seconds_adapt"] == 0.9
     flops = bench.predict_flops_per_row(ModelConfig(order=2))
     assert result["predict_limit_ratio"] == round(1000.0 * flops / 50e9, 4)
     assert result["predict_layer_ratio"] == round(1000.0 * flops / 20e9, 4)

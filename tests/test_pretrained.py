@@ -35,11 +35,13 @@ def test_the_shipped_models_load_and_are_the_validated_preset(finetune):
     assert sum(name.startswith("corpus-") for name in names) == 55 + 51 * 4
     assert model.metadata["pretrain"]["steps"] == 6000 and model.metadata["pretrain"]["multiclass_cuts"] == 4
     assert PRESETS["default"] == {"variant": "no_finetune"} and PRESETS["paper"] == {"variant": "den"}
+    assert PRESETS["adapt"] == {"variant": "adapt"}
 
 
 def test_the_classifier_picks_the_shipped_model_its_fit_needs(monkeypatch):
     """No model given: the default preset loads the PLF-free model, a fine-tuning fit (preset
-    "paper", or variant "den") the PLF model whose calibration it tunes."""
+    "paper", or variant "den") the PLF model whose calibration it tunes; network adaptation
+    (preset "adapt") the PLF-free one."""
     import den.api
 
     loaded = []
@@ -50,8 +52,11 @@ def test_the_classifier_picks_the_shipped_model_its_fit_needs(monkeypatch):
     paper = DENClassifier(preset="paper", finetune_epochs=1, finetune_steps_per_epoch=1)
     paper.fit(task.x[:50], task.y[:50])
     DENClassifier(variant="den", finetune_epochs=1).fit(task.x[:50], task.y[:50])
-    assert loaded == [SHIPPED_MODELS[False], SHIPPED_MODELS[True], SHIPPED_MODELS[True]]
+    adapt = DENClassifier(preset="adapt", finetune_network_steps=2).fit(task.x[:50], task.y[:50])
+    assert loaded == [SHIPPED_MODELS[False], SHIPPED_MODELS[True], SHIPPED_MODELS[True],
+                      SHIPPED_MODELS[False]]
     assert len(paper.finetune_losses_) == 1  # the PLFs were tuned
+    assert len(adapt.finetune_losses_) == 2  # the PLF-free model's network was adapted
 
 
 def test_default_classifier_learns_a_binary_task_it_never_saw():

@@ -28,7 +28,7 @@ from den.model.den import DEN
 from den.pretrained import PRESETS, shipped_model_path
 from den.train.finetune import FinetuneConfig, fit_task
 
-VARIANTS = ("den", "no_finetune")
+VARIANTS = ("den", "no_finetune", "adapt")
 
 
 _LOADED: dict[tuple[str, float, int], DEN] = {}
@@ -80,18 +80,25 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
             None: a pre-trained model shipped with the package (``den.pretrained``,
             docs/model-card.md): the PLF-free one without fine-tuning, the one with PLFs
             where the variant fine-tunes them.
-        preset: "default" (the validated preset: no fine-tuning) or "paper" (the paper's
-            fine-tuning); it sets ``variant`` when that is None (see ``PRESETS``).
+        preset: "default" (the validated preset: no fine-tuning), "paper" (the paper's
+            fine-tuning) or "adapt" (network adaptation); it sets ``variant`` when that is
+            None (see ``PRESETS``).
         variant: None (the preset's), or "den": fine-tunes the calibration on the support set
             with the ``finetune_*`` settings (the paper's DEN);
             "no_finetune" keeps the calibration at its initial identity PLFs (DEN w/o
-            fine-tuning). A model pre-trained with ``use_calibration=False`` gives "DEN w/o
-            PLF w/o fine-tuning" whatever the variant.
+            fine-tuning); "adapt" trains the task's own copy of the network's weights on the
+            support set (``finetune_network_steps`` Adam steps at
+            ``finetune_network_learning_rate``, each on a halving of the support set; not in
+            the paper), with the shipped PLF-free model when ``model`` is None. A model
+            pre-trained with ``use_calibration=False`` gives "DEN w/o PLF w/o fine-tuning"
+            with "den" or "no_finetune".
         finetune_epochs, finetune_steps_per_epoch, finetune_learning_rate, finetune_ensemble,
         finetune_early_stopping, finetune_early_stopping_tolerance, finetune_output_scaling,
         finetune_output_scaling_learning_rate, finetune_feature_counts,
-        finetune_feature_counts_tolerance: see
-            ``den.train.finetune.FinetuneConfig``
+        finetune_feature_counts_tolerance, finetune_network_steps,
+        finetune_network_learning_rate: see ``den.train.finetune.FinetuneConfig`` (the
+            ``finetune_network_*`` settings serve the "adapt" variant, the others "den"; the
+            seed and ``finetune_ensemble`` serve both)
             (``finetune_ensemble`` = k fine-tuning runs whose predictions are averaged;
             ``finetune_early_stopping`` chooses the epochs by k-fold cross-validation on the
             support set, at most ``finetune_epochs``; a tolerance > 0 keeps the earliest epoch
@@ -130,7 +137,8 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
                  finetune_output_scaling: bool = False,
                  finetune_output_scaling_learning_rate: float = 0.1,
                  finetune_feature_counts: tuple[int, ...] = (),
-                 finetune_feature_counts_tolerance: float = 0.0):
+                 finetune_feature_counts_tolerance: float = 0.0,
+                 finetune_network_steps: int = 50, finetune_network_learning_rate: float = 3e-4):
         self.model = model
         self.preset = preset
         self.variant = variant
@@ -147,6 +155,8 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         self.finetune_output_scaling_learning_rate = finetune_output_scaling_learning_rate
         self.finetune_feature_counts = finetune_feature_counts
         self.finetune_feature_counts_tolerance = finetune_feature_counts_tolerance
+        self.finetune_network_steps = finetune_network_steps
+        self.finetune_network_learning_rate = finetune_network_learning_rate
 
     def fit(self, X, y, X_unlabeled=None) -> DENClassifier:
         """Fine-tune on the support set (X, y).
@@ -226,6 +236,10 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
                                     output_scaling_learning_rate=self.finetune_output_scaling_learning_rate,
                                     feature_counts=tuple(self.finetune_feature_counts),
                                     feature_counts_tolerance=self.finetune_feature_counts_tolerance)
+        elif variant == "adapt":
+            config = FinetuneConfig(epochs=0, seed=self.seed, ensemble=self.finetune_ensemble,
+                                    network_steps=self.finetune_network_steps,
+                                    network_learning_rate=self.finetune_network_learning_rate)
         fitted = fit_task(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
         self.fitted_ = fitted
         self.one_vs_rest_ = fitted.one_vs_rest

@@ -27,6 +27,8 @@ Keys (stable, so figures can be compared over time):
                             layer_matmul_gflops: near 1, scoring runs as fast as its own
                             layer shape allows (predict_limit_ratio can then only rise
                             with fewer, larger products, not with less overhead)
+    finetune_seconds_adapt  the same fit as finetune_seconds_default with preset="adapt":
+                            50 Adam steps of the PLF-free model's network weights
 Timings exclude TensorFlow's one-off tracing of the compiled functions.
 """
 
@@ -217,6 +219,7 @@ def main(argv=None) -> int:
         "predict_limit_ratio": round(predict_flops / (matmul_rate * 1e9), 4),
         "layer_matmul_gflops": round(layer_rate, 1),
         "predict_layer_ratio": round(predict_flops / (layer_rate * 1e9), 4),
+        "finetune_seconds_adapt": round(bench_fit_seconds("adapt", reps), 3),
     })
     print(json.dumps(result))
     return 0

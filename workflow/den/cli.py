@@ -23,16 +23,19 @@ Run `den COMMAND --help` for the options of each command."""
 
 
 def _add_finetune_options(parser):
-    group = parser.add_argument_group("fine-tuning (only the per-feature calibration PLFs learn)")
+    group = parser.add_argument_group("fine-tuning (the per-feature calibration PLFs; with 'adapt', "
+                                      "the network's weights)")
     group.add_argument("--preset", choices=list(PRESETS), default="default",
                        help="'default': the preset validated on held-back corpus sets (the "
                             "shipped PLF-free model, no fine-tuning; docs/model-card.md); 'paper': "
                             "fine-tune the shipped PLF model as the paper does (the --finetune-* "
-                            "defaults). Default: default")
-    group.add_argument("--variant", choices=["den", "no_finetune"], default=None,
+                            "defaults); 'adapt': adapt the PLF-free model's network to the support "
+                            "set (--finetune-network-*). Default: default")
+    group.add_argument("--variant", choices=["den", "no_finetune", "adapt"], default=None,
                        help="overrides the preset: 'den' fine-tunes the calibration on the support "
                             "set with the --finetune-* settings; 'no_finetune' keeps identity PLFs "
-                            "(DEN w/o fine-tuning). Default: the preset's")
+                            "(DEN w/o fine-tuning); 'adapt' trains the task's own copy of the "
+                            "network on the support set. Default: the preset's")
     group.add_argument("--finetune-epochs", type=int, default=10, metavar="N",
                        help="passes over the support set (default: 10, as in the paper)")
     group.add_argument("--finetune-steps-per-epoch", type=int, default=10, metavar="N",
@@ -64,6 +67,11 @@ def _add_finetune_options(parser):
     group.add_argument("--finetune-feature-counts-tolerance", type=float, default=0.0, metavar="SE",
                        help="a subset replaces all features only if its held-out loss is lower by "
                             "more than SE standard errors (default: 0, the lowest loss)")
+    group.add_argument("--finetune-network-steps", type=int, default=50, metavar="N",
+                       help="'adapt': Adam steps of the network's weights, each on a random halving "
+                            "of the support set (default: 50)")
+    group.add_argument("--finetune-network-learning-rate", type=float, default=3e-4, metavar="LR",
+                       help="'adapt': their learning rate (default: 0.0003)")
     group.add_argument("--seed", type=int, default=0, help="seed of fine-tuning (default: 0)")
 
 
@@ -159,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="model file (default: the model shipped with the package that --preset uses)")
     p.add_argument("--preset", choices=list(PRESETS), default="default",
                    help="without PATH: the shipped model of this preset ('default': PLF-free; "
-                        "'paper': with the PLFs it fine-tunes). Default: default")
+                        "'paper': with the PLFs it fine-tunes; 'adapt': PLF-free). Default: default")
     return parser
 
 
@@ -190,7 +198,9 @@ def _predict(args) -> None:
                         finetune_output_scaling=args.finetune_output_scaling,
                         finetune_output_scaling_learning_rate=args.finetune_output_scaling_learning_rate,
                         finetune_feature_counts=tuple(args.finetune_feature_counts),
-                        finetune_feature_counts_tolerance=args.finetune_feature_counts_tolerance)
+                        finetune_feature_counts_tolerance=args.finetune_feature_counts_tolerance,
+                        finetune_network_steps=args.finetune_network_steps,
+                        finetune_network_learning_rate=args.finetune_network_learning_rate)
     clf.fit(features, labels, X_unlabeled=query_features)
     proba = clf.predict_proba(query_features)
     out = pd.DataFrame({"prediction": clf.classes_[proba.argmax(axis=1)]})

@@ -9,8 +9,10 @@ count d (all shapes are dynamic).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +78,7 @@ class DEN:
         self.config = config or ModelConfig()
         self.network = network or DENNetwork(self.config)
         self.metadata = dict(metadata or {})
+        self._weights_lock = threading.RLock()
         self._compile()
 
     def __deepcopy__(self, memo):
@@ -239,10 +242,65 @@ class DEN:
                 (tf.constant(0), tf.constant(0), params, moments, losses, kept))
             return losses.stack(), tuple(a.stack() for a in kept)
 
+        # Network adaptation (``den.train.finetune.adapt_network``): one Adam step of every
+        # network weight on one (query rows, support rows) pair of a task's support set. The
+        # moments live in variables of their own (zeroed by ``reset_network_moments``), outside
+        # the network, so they are never saved with the model.
+        network_variables = net.trainable_variables
+        self._network_moments = [tf.Variable(tf.zeros_like(v), trainable=False)
+                                 for v in network_variables for _ in range(2)]
+
+        @tf.function(input_signature=[_F32, tf.TensorSpec([None], tf.int32), _F32,
+                                      tf.TensorSpec([None], tf.int32),
+                                      tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([], tf.int32),
+                                      tf.TensorSpec([], tf.float32), tf.TensorSpec([], tf.float32)],
+                     reduce_retracing=True)
+        def network_step(z_query, y_query, z_support, y_support, tuples, n_classes, learning_rate,
+                         local_step):
+            with tf.GradientTape() as tape:
+                loss = self.loss(net.logits(z_query, z_support, y_support, tuples, n_classes),
+                                 y_query, n_classes)
+            grads = tape.gradient(loss, network_variables,
+                                  unconnected_gradients=tf.UnconnectedGradients.ZERO)
+            for j, (variable, grad) in enumerate(zip(network_variables, grads)):
+                m, v = self._network_moments[2 * j:2 * j + 2]
+                value, m_new, v_new = adam_update(variable, grad, m, v, learning_rate, local_step)
+                variable.assign(value)
+                m.assign(m_new)
+                v.assign(v_new)
+            return loss
+
         self.context_fn = context
         self.query_fn = query
+        self.network_step_fn = network_step
         self.calibration_gradients_fn = calibration_gradients
         self.finetune_fn = finetune_run
+
+    def reset_network_moments(self) -> None:
+        """Zero the Adam moments of ``network_step_fn`` (before a task's adaptation)."""
+        for moment in self._network_moments:
+            moment.assign(tf.zeros_like(moment))
+
+    @contextlib.contextmanager
+    def network_weights(self, values):
+        """Within the block the network holds ``values`` (arrays in the order of
+        ``network.trainable_variables``, e.g. a task's adapted weights; None: as it is), and
+        its own weights again after it. The compiled functions read the variables when they
+        run, so they serve adapted weights without tracing again; a lock keeps threads that
+        share this DEN from seeing each other's weights."""
+        if values is None:
+            yield
+            return
+        variables = self.network.trainable_variables
+        with self._weights_lock:
+            own = [v.numpy() for v in variables]
+            try:
+                for variable, value in zip(variables, values):
+                    variable.assign(value)
+                yield
+            finally:
+                for variable, value in zip(variables, own):
+                    variable.assign(value)
 
     def prediction_functions(self, tuple_rows: int):
         """(context, query): ``context_fn`` and ``query_fn`` for a prediction of

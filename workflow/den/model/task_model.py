@@ -46,6 +46,10 @@ class TaskModel:
             of them (the paper). The d of ``keypoints``, ``calibration`` and ``tuples`` is
             then the number of kept columns; query rows still have all ``n_inputs`` columns.
         n_inputs: columns of the support (and query) rows given to the model.
+        network_weights: None (the pre-trained network, the paper), or the task's own values
+            of every network weight (in ``den.network.trainable_variables`` order) after
+            fine-tuning adapted the network to the support set (``adapt_network``); the
+            shared ``den`` keeps its own.
     """
 
     def __init__(self, den: DEN, x_support: np.ndarray, y_support: np.ndarray,
@@ -100,6 +104,7 @@ class TaskModel:
         self.calibration = den.new_calibration(x_support.shape[1])
         self.tuples = den.tuples(x_support.shape[1])
         self.finetune_epochs = 0
+        self.network_weights = None
         self.logit_scale = tf.Variable(0.0, dtype=tf.float32, name="logit_scale")
         self.logit_bias = tf.Variable(0.0, dtype=tf.float32, name="logit_bias")
         self._context = None
@@ -128,9 +133,10 @@ class TaskModel:
         by ``context_fn`` (default ``DEN.context_fn``)."""
         if self._context is None:
             kernel, missing = self.calibration_parameters()
-            self._context = (context_fn or self.den.context_fn)(
-                tf.constant(self.unit_support), tf.constant(self.y_support), kernel, missing,
-                tf.constant(self.tuples), tf.constant(self.n_classes, tf.int32))
+            with self.den.network_weights(self.network_weights):
+                self._context = (context_fn or self.den.context_fn)(
+                    tf.constant(self.unit_support), tf.constant(self.y_support), kernel, missing,
+                    tf.constant(self.tuples), tf.constant(self.n_classes, tf.int32))
         return self._context
 
     def predict_logits(self, x_query: np.ndarray, chunk_rows: int | None = None) -> np.ndarray:
@@ -161,10 +167,11 @@ class TaskModel:
         binary = self.den.config.head == "binary"
         out = np.empty((x_query.shape[0],) if binary else (x_query.shape[0], self.n_classes),
                        np.float32)
-        for start in range(0, x_query.shape[0], chunk_rows):
-            unit = to_unit(x_query[start:start + chunk_rows], self.keypoints)
-            logits = query_fn(tf.constant(unit), kernel, missing, *context, tuples).numpy()
-            out[start:start + len(unit)] = logits if binary else logits[:, :self.n_classes]
+        with self.den.network_weights(self.network_weights):
+            for start in range(0, x_query.shape[0], chunk_rows):
+                unit = to_unit(x_query[start:start + chunk_rows], self.keypoints)
+                logits = query_fn(tf.constant(unit), kernel, missing, *context, tuples).numpy()
+                out[start:start + len(unit)] = logits if binary else logits[:, :self.n_classes]
         if binary:
             out = np.float32(np.exp(self.logit_scale.numpy())) * out + np.float32(self.logit_bias.numpy())
         return out

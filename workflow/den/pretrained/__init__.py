@@ -36,7 +36,12 @@ SHIPPED_MODELS = {False: Path(__file__).with_name("den-binary-no-plf.npz"),
 # the PLF-free model, not fine-tuned (with the PLF model, fine-tuning did not raise AUC and cost
 # ~25x the time; dropping the PLFs raised it). "paper" fine-tunes the PLF model's calibration as
 # the paper's appendix B does (the ``finetune_*`` defaults: 10 epochs x 10 steps at 0.001).
-PRESETS = {"default": {"variant": "no_finetune"}, "paper": {"variant": "den"}}
+# "adapt" adapts the PLF-free model's network to the support set (``finetune_network_*``: 50
+# Adam steps at 3e-4, ``den.train.finetune.adapt_network``): +0.4 AUC on the held-back corpus
+# sets over two pre-training seeds, a fit of about a second per binary task; the benchmark has
+# not yet tested it (docs/benchmarks/corpus-dev.md, session 9).
+PRESETS = {"default": {"variant": "no_finetune"}, "paper": {"variant": "den"},
+           "adapt": {"variant": "adapt"}}
 
 
 def shipped_model_path(finetune: bool = False) -> Path:
