@@ -75,6 +75,7 @@ def test_direct_and_den_methods_score_the_same_split(small_binary_model):
         assert 0.0 <= metrics["auc"] <= 1.0 and 0.0 <= metrics["accuracy"] <= 1.0
     assert direct["auc"] > 0.7  # a learnable task
     assert pretrained_model_kind("x", {"kind": "den", "variant": "no_plf"}) == "no_plf"
+    assert pretrained_model_kind("x", {"kind": "den", "variant": "adapt"}) == "no_plf"
     assert pretrained_model_kind("x", {"kind": "direct", "model": "mlp"}) is None
     assert pretrained_model_kind("pn", {"kind": "meta", "model": "proto_net"}) == "meta-pn"
 
@@ -601,10 +602,34 @@ def test_choose_epoch_with_a_tolerance_keeps_the_earliest_epoch_the_folds_cannot
         FinetuneConfig(ensemble=2, early_stopping=True, early_stopping_tolerance=-1)
 
 
+def test_the_adapt_variant_adapts_the_network_to_each_split_s_support_rows(small_binary_model, monkeypatch):
+    """Variant adapt fits with ``adapt_config`` (50 steps, seeded by the split), whatever the
+    config's fine-tuning settings, which stay the den variant's; no_plf does not adapt."""
+    import den.train.finetune as finetune
+
+    configs = []
+    fit_task = finetune.fit_task
+
+    def spy(den, x_support, y_support, n_classes, config=None, x_unlabeled=None):
+        configs.append(config)
+        return fit_task(den, x_support, y_support, n_classes, config, x_unlabeled=x_unlabeled)
+
+    monkeypatch.setattr(finetune, "fit_task", spy)
+    task = make_task("adapt", 200, 4, seed=8)
+    settings = {"n_support": 50, "seed": 0, "repeat": 1, "model": small_binary_model,
+                "finetune_config": {"epochs": 3}}
+    adapted = evaluate_method({"kind": "den", "variant": "adapt"}, task, **settings)
+    plain = evaluate_method({"kind": "den", "variant": "no_plf"}, task, **settings)
+    assert configs[0].network_steps == finetune.ADAPT_NETWORK_STEPS and configs[0].epochs == 0
+    assert configs[0].seed == adapted["split_seed"] and configs[1] is None
+    assert adapted["split_seed"] == plain["split_seed"] and adapted["auc"] != plain["auc"]
+
+
 def test_only_the_den_variant_is_fine_tuned():
     assert is_fine_tuned({"kind": "den"}) and is_fine_tuned({"kind": "den", "variant": "den"})
     assert not is_fine_tuned({"kind": "den", "variant": "no_finetune"})
     assert not is_fine_tuned({"kind": "den", "variant": "no_plf"})
+    assert not is_fine_tuned({"kind": "den", "variant": "adapt"})  # its settings are adapt_config
     assert not is_fine_tuned({"kind": "direct", "model": "knn"})
     assert not is_fine_tuned({"kind": "meta", "model": "maml"})
 

@@ -26,7 +26,7 @@ from den.data.encoding import FeatureCountError, TabularEncoder, encode_labels
 from den.errors import DENInputError, DENModelError
 from den.model.den import DEN
 from den.pretrained import PRESETS, shipped_model_path
-from den.train.finetune import FinetuneConfig, fit_task
+from den.train.finetune import ADAPT_NETWORK_STEPS, FinetuneConfig, fit_task
 
 VARIANTS = ("den", "no_finetune", "adapt")
 
@@ -138,7 +138,8 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
                  finetune_output_scaling_learning_rate: float = 0.1,
                  finetune_feature_counts: tuple[int, ...] = (),
                  finetune_feature_counts_tolerance: float = 0.0,
-                 finetune_network_steps: int = 50, finetune_network_learning_rate: float = 3e-4):
+                 finetune_network_steps: int = ADAPT_NETWORK_STEPS,
+                 finetune_network_learning_rate: float = 3e-4):
         self.model = model
         self.preset = preset
         self.variant = variant

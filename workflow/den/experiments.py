@@ -1,11 +1,12 @@
 """Methods of the experiments and one evaluation job: (method, dataset, repeat) -> metrics.
 
-A method is a config entry: ``{kind: den, variant: den|no_finetune|no_plf}``,
+A method is a config entry: ``{kind: den, variant: den|no_finetune|no_plf|adapt}``,
 ``{kind: direct, model: logistic_regression|mlp|gradient_boosting|knn, hidden: [8]}`` or
 ``{kind: meta, model: proto_net|..., settings: {...}}`` (a baseline of
 ``den.baselines.meta``; ``settings`` overrides the config's ``baselines`` section). DEN
 methods need a pre-trained model: ``den`` and ``no_finetune`` share the model pre-trained
-with PLFs, ``no_plf`` uses one pre-trained without them; each meta method has its own
+with PLFs, ``no_plf`` uses one pre-trained without them, and so does ``adapt``, which adapts
+its network to each task's support rows (``den.train.finetune.adapt_config``); each meta method has its own
 (``pretrained_model_kind``). A new kind of method plugs in here, not in the rules.
 """
 
@@ -20,7 +21,7 @@ from den.data.tasks import Task
 from den.evaluate import score, support_query_split
 
 METHOD_KINDS = ("den", "direct", "meta")
-DEN_VARIANTS = ("den", "no_finetune", "no_plf")
+DEN_VARIANTS = ("den", "no_finetune", "no_plf", "adapt")
 META_PREFIX = "meta-"
 # Rows whose covariates place DEN's PLF keypoints at evaluation: the support rows and the
 # query rows' covariates (transductive, the default), or the support rows alone (as the
@@ -60,7 +61,7 @@ def pretrained_model_kind(name: str, spec: dict) -> str | None:
         return META_PREFIX + name
     if kind != "den":
         return None
-    return "no_plf" if spec.get("variant", "den") == "no_plf" else "plf"
+    return "no_plf" if spec.get("variant", "den") in ("no_plf", "adapt") else "plf"
 
 
 def is_fine_tuned(spec: dict) -> bool:
@@ -202,12 +203,14 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
                                          support_pool=task.metadata.get("support_pool"))
     extra = {}
     if spec["kind"] == "den":
-        from den.train.finetune import FinetuneConfig, fit_task
+        from den.train.finetune import FinetuneConfig, adapt_config, fit_task
 
         base = None
         if is_fine_tuned(spec):
             base = finetune_config or FinetuneConfig()
             base = FinetuneConfig(**base) if isinstance(base, dict) else base
+        elif spec.get("variant") == "adapt":
+            base = adapt_config()
         members = model if isinstance(model, (list, tuple)) else [model]
         unlabeled = task.x[query] if keypoints_from == "support_and_query" else None
         probas, epochs, read = [], [], []

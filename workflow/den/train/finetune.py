@@ -18,6 +18,17 @@ from den._tf import tf
 from den.model.task_model import TaskModel
 from den.train.episodes import halve_support
 
+# Network adaptation's steps in preset "adapt" (``DENClassifier``) and the workflow's ``adapt``
+# variant, at ``FinetuneConfig.network_learning_rate``'s default: chosen on held-back corpus
+# sets (docs/benchmarks/corpus-dev.md, session 9).
+ADAPT_NETWORK_STEPS = 50
+
+
+def adapt_config(seed: int = 0, ensemble: int = 1) -> FinetuneConfig:
+    """The fine-tuning of preset "adapt": no PLF epochs, ``ADAPT_NETWORK_STEPS`` steps of
+    network adaptation at the default learning rate."""
+    return FinetuneConfig(epochs=0, seed=seed, ensemble=ensemble, network_steps=ADAPT_NETWORK_STEPS)
+
 
 @dataclasses.dataclass(frozen=True)
 class FinetuneConfig:
