@@ -292,9 +292,21 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
             path = f"results/scores/{table}/base/{method}/{dataset}/3.json"
             assert index[path] == f"results/scores/{source}/base/{method}/{dataset}/3.json"
         assert f"results/scores/{table}/base/den_no_plf/{dataset}/3.json" not in index
+    # the network-adaptation tables: the cuts tables' model, their DEN w/o adaptation row
+    # copied from the cuts tables, the classical rows from the corpus tables
+    for table, source, dataset in (("corpus_adapt", "corpus_cuts", "adult"),
+                                   ("corpus_mc_adapt", "corpus_mc_cuts", "cars")):
+        assert experiments[table]["model"] == relevance
+        assert experiments[table]["pretrain"] == experiments["corpus_cuts"]["pretrain"]
+        assert index[f"results/scores/{table}/base/den_no_plf/{dataset}/3.json"] == \
+            f"results/scores/{source}/base/den_no_plf/{dataset}/3.json"
+        assert index[f"results/scores/{table}/base/random_forest/{dataset}/3.json"] == \
+            f"results/scores/{source.replace('_cuts', '')}/base/random_forest/{dataset}/3.json"
+        assert f"results/scores/{table}/base/den_adapt/{dataset}/3.json" not in index
     corpus_copies = [path for path in index if path.split("/")[2].startswith("corpus")]
     # nothing else repeats
-    assert len(corpus_copies) == 16 * 10 + len(classical) * 4 * 10 + 3 * 3 * (16 + 4) * 10
+    assert len(corpus_copies) == 16 * 10 + len(classical) * 4 * 10 + 3 * 3 * (16 + 4) * 10 \
+        + 4 * (16 + 4) * 10
     # the cuts tables' model: every corpus set, multiclass ones cut into 4 binary tasks, 6,000 steps
     # (one model for both tables, not two pre-training jobs of the same settings)
     for table in ("corpus_cuts", "corpus_mc_cuts"):
@@ -416,7 +428,7 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
                      "--config", f"data_dir={tmp_path / 'data'}", "--", *tables)
     assert dry.returncode == 0, dry.stderr[-3000:]
     counts = _job_counts(dry)
-    assert counts["table"] == 10 and counts["prepare_dataset"] == 126
+    assert counts["table"] == 12 and counts["prepare_dataset"] == 126
     meta = {name for name, spec in default["methods"].items() if spec["kind"] == "meta"}
     binary_meta = [m for m in experiments["corpus"]["methods"] if m in meta]
     multiclass_meta = [m for m in experiments["corpus_mc_head"]["methods"] if m in meta]
@@ -426,11 +438,11 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     # the multiclass head, a model per meta baseline and head, and the r sweep's orders 1 and 2
     # (order 3 is table corpus's DEN model, trained once), the gated-pooling model and the
     # tuple-relevance model and the model pre-trained on the multiclass sets' cuts as well (each one
-    # for its binary and its multiclass table)
+    # for its binary and its multiclass table; the network-adaptation tables use the cuts model)
     assert counts["pretrain"] == 2 + 1 + len(binary_meta) + len(multiclass_meta) + 2 + 1 + 1 + 1, counts
     assert counts["evaluate"] == sum(len(spec["methods"]) * len(spec["datasets"]) * len(wc.settings(spec))
                                      for spec in experiments.values()) \
-        == 19 * 16 + 7 * 4 + 12 * 4 + 3 * 16 + 3 * (4 * 16 + 4 * 4)
+        == 19 * 16 + 7 * 4 + 12 * 4 + 3 * 16 + 3 * (4 * 16 + 4 * 4) + 5 * (16 + 4)
     shipped = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", *configs,
                          "--config", f"data_dir={tmp_path / 'data'}", "--",
                          "results/shipped/den-binary-no-plf.npz", "results/shipped/den-binary-plf.npz")
