@@ -322,12 +322,12 @@ def stratified_folds(y: np.ndarray, k: int, rng: np.random.Generator) -> np.ndar
 def fine_tuned_models(den, x_support: np.ndarray, y_support: np.ndarray, n_classes: int,
                       config: FinetuneConfig | None = None, x_unlabeled: np.ndarray | None = None
                       ) -> tuple[list[TaskModel], list[list[float]]]:
-    """``config.ensemble`` task models of one support set, each fine-tuned (``finetune``) with
-    halving seed ``config.seed + j``; None gives one model left at the pre-trained PLFs (DEN
-    w/o fine-tuning), and so does a config that cannot change them (``epochs`` 0 or a model
-    without calibration), or early stopping that keeps epoch 0: k copies would rank
-    identically (with ``output_scaling`` each keeps its own Platt map, a monotone change of
-    its logits) and cost k predictions.
+    """``config.ensemble`` task models of one support set, each fine-tuned (``finetune``, then
+    ``adapt_network``) with halving seed ``config.seed + j``; None gives one model left at the
+    pre-trained PLFs (DEN w/o fine-tuning), and so does a config that cannot change them
+    (``epochs`` 0 or a model without calibration, and no ``network_steps``), or early
+    stopping that keeps epoch 0: k copies would rank identically (with ``output_scaling``
+    each keeps its own Platt map, a monotone change of its logits) and cost k predictions.
 
     Args:
         den: the pre-trained ``DEN``.
