@@ -109,6 +109,36 @@ def test_a_class_with_too_few_support_rows_is_not_adapted(small_binary_model, bi
     assert len(adapt_network(lenient, config)) == 3 and lenient.network_weights is not None
 
 
+def test_an_ensemble_that_cannot_adapt_is_one_pre_trained_model(small_binary_model, binary_task):
+    """Where a class is below network_min_class_rows, k runs would be k identical pre-trained
+    models: the fit keeps one (as it does for a config that cannot change the PLFs)."""
+    (xs, ys), _ = split(binary_task)
+    keep = np.concatenate([np.nonzero(ys == 0)[0], np.nonzero(ys == 1)[0][:3]])
+    fitted = fit_task(small_binary_model, xs[keep], ys[keep], 2,
+                      FinetuneConfig(epochs=0, network_steps=5, ensemble=3))
+    assert len(fitted.task_models) == 1 and fitted.losses == [[]]
+    assert fitted.task_models[0].network_weights is None
+
+
+def test_weight_swaps_nest_and_restore(small_binary_model):
+    den = small_binary_model
+    variables = den.network.trainable_variables
+    own = [v.numpy() for v in variables]
+    first = [w + 1.0 for w in own]
+    second = [w + 2.0 for w in own]
+    with den.network_weights(first):
+        with den.network_weights(first):  # the same values: nothing to swap
+            assert all(np.array_equal(v.numpy(), w) for v, w in zip(variables, first))
+        assert all(np.array_equal(v.numpy(), w) for v, w in zip(variables, first))
+        with den.network_weights(second):
+            assert all(np.array_equal(v.numpy(), w) for v, w in zip(variables, second))
+        assert all(np.array_equal(v.numpy(), w) for v, w in zip(variables, first))
+    assert all(np.array_equal(v.numpy(), w) for v, w in zip(variables, own))
+    with pytest.raises(RuntimeError), den.network_weights(first):
+        raise RuntimeError("a failed prediction")
+    assert all(np.array_equal(v.numpy(), w) for v, w in zip(variables, own))
+
+
 @pytest.mark.parametrize("settings, message", [
     (dict(network_min_class_rows=0), "network_min_class_rows must be >= 1"),
     (dict(network_steps=-1), "network_steps must be >= 0"),

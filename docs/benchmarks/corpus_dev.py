@@ -88,20 +88,20 @@ def _draw_groups(order, count: int) -> tuple[list[str], set[str]]:
 # PMLB's synthetic concept sets (parity, GAMETES, xd6, mofn, ring, twonorm, banana, Hill_Valley);
 # with fold 1 a choice is also read on 14 real sets, as the benchmark's are.
 REAL_FOLD = ["backache", "breast_cancer", "hypothyroid", "mushroom", "prnn_crabs", "sonar", "tokyo1"]
-FOLD = 0  # set by --fold
+FOLD = 0  # --fold: the fold ``split`` deals when not told one
 
 
-def split(data: Path) -> tuple[list[str], list[str], list[str]]:
+def split(data: Path, fold: int | None = None) -> tuple[list[str], list[str], list[str]]:
     """(validation binary sets, training binary sets, training multiclass sets), each sorted.
 
     Fold 0: validation sets are drawn one group at a time (``GROUPS``) among binary sets of at
     least ``MIN_ROWS`` rows. Fold 1: ``REAL_FOLD``. Either way the group mates of a validation
-    set are neither evaluated nor trained on.
+    set are neither evaluated nor trained on. ``fold`` None: ``FOLD``.
     """
     table = manifest(data)
     classes = dict(zip(table["name"], table["classes"]))
     rows = dict(zip(table["name"], table["rows"]))
-    if FOLD == 1:
+    if (FOLD if fold is None else fold) == 1:
         validation, held = list(REAL_FOLD), {m for n in REAL_FOLD for m in _group(n)}
     else:
         eligible = sorted(n for n in classes if classes[n] == 2 and rows[n] >= MIN_ROWS)
@@ -121,12 +121,7 @@ def multiclass_split(data: Path) -> tuple[list[str], list[str]]:
     at least ``MIN_ROWS`` rows and at most ``MC_MAX_CLASSES`` classes drawn group by group
     from the multiclass sets ``split`` trains on, among groups with no binary training set
     (so the binary models can be used on them too); the rest is for training."""
-    global FOLD
-    fold, FOLD = FOLD, 0  # one multiclass validation split, drawn against fold 0's training sets
-    try:
-        _, training, multiclass = split(data)
-    finally:
-        FOLD = fold
+    _, training, multiclass = split(data, fold=0)  # one multiclass split, against fold 0's training sets
     table = manifest(data)
     rows, classes = dict(zip(table["name"], table["rows"])), dict(zip(table["name"], table["classes"]))
     eligible = sorted(n for n in multiclass if rows[n] >= MIN_ROWS and classes[n] <= MC_MAX_CLASSES

@@ -25,8 +25,8 @@ from sklearn.exceptions import DataConversionWarning, NotFittedError
 from den.data.encoding import FeatureCountError, TabularEncoder, encode_labels
 from den.errors import DENInputError, DENModelError
 from den.model.den import DEN
-from den.pretrained import PRESETS, shipped_model_path
-from den.train.finetune import ADAPT_NETWORK_STEPS, FinetuneConfig, fit_task
+from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRESETS, shipped_model_path
+from den.train.finetune import FinetuneConfig, adapt_config, fit_task
 
 VARIANTS = ("den", "no_finetune", "adapt")
 
@@ -139,7 +139,7 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
                  finetune_feature_counts: tuple[int, ...] = (),
                  finetune_feature_counts_tolerance: float = 0.0,
                  finetune_network_steps: int = ADAPT_NETWORK_STEPS,
-                 finetune_network_learning_rate: float = 3e-4):
+                 finetune_network_learning_rate: float = ADAPT_NETWORK_LEARNING_RATE):
         self.model = model
         self.preset = preset
         self.variant = variant
@@ -238,9 +238,8 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
                                     feature_counts=tuple(self.finetune_feature_counts),
                                     feature_counts_tolerance=self.finetune_feature_counts_tolerance)
         elif variant == "adapt":
-            config = FinetuneConfig(epochs=0, seed=self.seed, ensemble=self.finetune_ensemble,
-                                    network_steps=self.finetune_network_steps,
-                                    network_learning_rate=self.finetune_network_learning_rate)
+            config = adapt_config(self.seed, self.finetune_ensemble, self.finetune_network_steps,
+                                  self.finetune_network_learning_rate)
         fitted = fit_task(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
         self.fitted_ = fitted
         self.one_vs_rest_ = fitted.one_vs_rest

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from den.errors import DENError
-from den.pretrained import PRESETS
+from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRESETS
 
 DESCRIPTION = """\
 Distribution Embedding Networks (DEN) for classification with small data.
@@ -67,11 +67,12 @@ def _add_finetune_options(parser):
     group.add_argument("--finetune-feature-counts-tolerance", type=float, default=0.0, metavar="SE",
                        help="a subset replaces all features only if its held-out loss is lower by "
                             "more than SE standard errors (default: 0, the lowest loss)")
-    group.add_argument("--finetune-network-steps", type=int, default=50, metavar="N",
+    group.add_argument("--finetune-network-steps", type=int, default=ADAPT_NETWORK_STEPS, metavar="N",
                        help="'adapt': Adam steps of the network's weights, each on a random halving "
-                            "of the support set (default: 50)")
-    group.add_argument("--finetune-network-learning-rate", type=float, default=3e-4, metavar="LR",
-                       help="'adapt': their learning rate (default: 0.0003)")
+                            f"of the support set (default: {ADAPT_NETWORK_STEPS})")
+    group.add_argument("--finetune-network-learning-rate", type=float, metavar="LR",
+                       default=ADAPT_NETWORK_LEARNING_RATE,
+                       help=f"'adapt': their learning rate (default: {ADAPT_NETWORK_LEARNING_RATE:g})")
     group.add_argument("--seed", type=int, default=0, help="seed of fine-tuning (default: 0)")
 
 

@@ -79,6 +79,7 @@ class DEN:
         self.network = network or DENNetwork(self.config)
         self.metadata = dict(metadata or {})
         self._weights_lock = threading.RLock()
+        self._held_weights = None  # the values network_weights holds now (None: its own)
         self._compile()
 
     def __deepcopy__(self, memo):
@@ -287,20 +288,26 @@ class DEN:
         ``network.trainable_variables``, e.g. a task's adapted weights; None: as it is), and
         its own weights again after it. The compiled functions read the variables when they
         run, so they serve adapted weights without tracing again; a lock keeps threads that
-        share this DEN from seeing each other's weights."""
+        share this DEN from seeing each other's weights. A block within a block of the same
+        ``values`` (the same list) swaps nothing."""
         if values is None:
             yield
             return
         variables = self.network.trainable_variables
         with self._weights_lock:
-            own = [v.numpy() for v in variables]
+            if values is self._held_weights:
+                yield
+                return
+            own, held = [v.numpy() for v in variables], self._held_weights
             try:
                 for variable, value in zip(variables, values):
                     variable.assign(value)
+                self._held_weights = values
                 yield
             finally:
                 for variable, value in zip(variables, own):
                     variable.assign(value)
+                self._held_weights = held
 
     def prediction_functions(self, tuple_rows: int):
         """(context, query): ``context_fn`` and ``query_fn`` for a prediction of

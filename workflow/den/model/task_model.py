@@ -162,12 +162,12 @@ class TaskModel:
             raise DENInputError(f"chunk_rows must be >= 1, got {chunk_rows}")
         kernel, missing = self.calibration_parameters()
         context_fn, query_fn = self.den.prediction_functions(x_query.shape[0] * len(self.tuples))
-        context = self.context(context_fn)
         tuples = tf.constant(self.tuples)
         binary = self.den.config.head == "binary"
         out = np.empty((x_query.shape[0],) if binary else (x_query.shape[0], self.n_classes),
                        np.float32)
-        with self.den.network_weights(self.network_weights):
+        with self.den.network_weights(self.network_weights):  # one swap for context and chunks
+            context = self.context(context_fn)
             for start in range(0, x_query.shape[0], chunk_rows):
                 unit = to_unit(x_query[start:start + chunk_rows], self.keypoints)
                 logits = query_fn(tf.constant(unit), kernel, missing, *context, tuples).numpy()

@@ -16,18 +16,17 @@ import numpy as np
 
 from den._tf import tf
 from den.model.task_model import TaskModel
+from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS
 from den.train.episodes import halve_support
 
-# Network adaptation's steps in preset "adapt" (``DENClassifier``) and the workflow's ``adapt``
-# variant, at ``FinetuneConfig.network_learning_rate``'s default: chosen on held-back corpus
-# sets (docs/benchmarks/corpus-dev.md, session 9).
-ADAPT_NETWORK_STEPS = 50
 
-
-def adapt_config(seed: int = 0, ensemble: int = 1) -> FinetuneConfig:
-    """The fine-tuning of preset "adapt": no PLF epochs, ``ADAPT_NETWORK_STEPS`` steps of
-    network adaptation at the default learning rate."""
-    return FinetuneConfig(epochs=0, seed=seed, ensemble=ensemble, network_steps=ADAPT_NETWORK_STEPS)
+def adapt_config(seed: int = 0, ensemble: int = 1, steps: int = ADAPT_NETWORK_STEPS,
+                 learning_rate: float = ADAPT_NETWORK_LEARNING_RATE) -> FinetuneConfig:
+    """The fine-tuning of preset "adapt" (``DENClassifier``, the workflow's ``adapt`` variant):
+    no PLF epochs, ``steps`` steps of network adaptation at ``learning_rate`` (defaults: the
+    settings chosen on held-back corpus sets, ``den.pretrained``)."""
+    return FinetuneConfig(epochs=0, seed=seed, ensemble=ensemble, network_steps=steps,
+                          network_learning_rate=learning_rate)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,7 +91,7 @@ class FinetuneConfig:
     feature_counts: tuple[int, ...] = ()
     feature_counts_tolerance: float = 0.0
     network_steps: int = 0
-    network_learning_rate: float = 3e-4
+    network_learning_rate: float = ADAPT_NETWORK_LEARNING_RATE
     network_min_class_rows: int = 4
 
     def __post_init__(self):
@@ -325,7 +324,8 @@ def fine_tuned_models(den, x_support: np.ndarray, y_support: np.ndarray, n_class
     """``config.ensemble`` task models of one support set, each fine-tuned (``finetune``, then
     ``adapt_network``) with halving seed ``config.seed + j``; None gives one model left at the
     pre-trained PLFs (DEN w/o fine-tuning), and so does a config that cannot change them
-    (``epochs`` 0 or a model without calibration, and no ``network_steps``), or early
+    (``epochs`` 0 or a model without calibration, and no network adaptation: no
+    ``network_steps``, or a class below ``network_min_class_rows``), or early
     stopping that keeps epoch 0: k copies would rank identically (with ``output_scaling``
     each keeps its own Platt map, a monotone change of its logits) and cost k predictions.
 
@@ -337,7 +337,9 @@ def fine_tuned_models(den, x_support: np.ndarray, y_support: np.ndarray, n_class
     Returns:
         the task models and each one's fine-tuning losses (one list per run).
     """
-    if config is None or not (config.network_steps or (config.epochs and den.config.use_calibration)):
+    adapts = config is not None and config.network_steps > 0 and \
+        np.bincount(y_support, minlength=n_classes).min() >= config.network_min_class_rows
+    if config is None or not (adapts or (config.epochs and den.config.use_calibration)):
         return [TaskModel(den, x_support, y_support, n_classes, x_unlabeled=x_unlabeled)], [[]]
     if config.early_stopping:
         return _early_stopped_models(den, x_support, y_support, n_classes, config, x_unlabeled)
