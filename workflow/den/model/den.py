@@ -143,7 +143,8 @@ class DEN:
         @tf.function(input_signature=[_F32, tf.TensorSpec([None], tf.int32), _F32,
                                       tf.TensorSpec([None], tf.float32),
                                       tf.TensorSpec([None, None], tf.int32),
-                                      tf.TensorSpec([], tf.int32)], reduce_retracing=True)
+                                      tf.TensorSpec([], tf.int32)], reduce_retracing=True,
+                     autograph=False)
         def context(unit_support, y_support, kernel, missing_output, tuples, n_classes):
             z = self.transform(unit_support, kernel, missing_output)
             ctx = net.context(z, y_support, tuples, n_classes)
@@ -153,7 +154,8 @@ class DEN:
 
         @tf.function(input_signature=[_F32, _F32, tf.TensorSpec([None], tf.float32), _F32, _F32,
                                       tf.TensorSpec([None], tf.bool), _F32, tf.TensorSpec([None], tf.int32),
-                                      tf.TensorSpec([None, None], tf.int32)], reduce_retracing=True)
+                                      tf.TensorSpec([None, None], tf.int32)], reduce_retracing=True,
+                     autograph=False)
         def query(unit_query, kernel, missing_output, bias, prototypes, present, z_support, y_support,
                   tuples):
             z = self.transform(unit_query, kernel, missing_output)
@@ -166,7 +168,8 @@ class DEN:
                                       tf.TensorSpec([None], tf.float32),
                                       tf.TensorSpec([None, None], tf.int32),
                                       tf.TensorSpec([], tf.int32), tf.TensorSpec([], tf.float32),
-                                      tf.TensorSpec([], tf.float32)], reduce_retracing=True)
+                                      tf.TensorSpec([], tf.float32)], reduce_retracing=True,
+                     autograph=False)
         def calibration_gradients(unit_query, y_query, unit_support, y_support, kernel,
                                   missing_output, tuples, n_classes, logit_scale, logit_bias):
             with tf.GradientTape() as tape:
@@ -255,7 +258,7 @@ class DEN:
                                       tf.TensorSpec([None], tf.int32),
                                       tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([], tf.int32),
                                       tf.TensorSpec([], tf.float32), tf.TensorSpec([], tf.float32)],
-                     reduce_retracing=True)
+                     reduce_retracing=True, autograph=False)
         def network_step(z_query, y_query, z_support, y_support, tuples, n_classes, learning_rate,
                          local_step):
             with tf.GradientTape() as tape:

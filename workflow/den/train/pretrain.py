@@ -225,7 +225,8 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
     n_classes = tf.constant(2 if binary else model_config.max_classes, tf.int32)
 
     @tf.function(input_signature=[_F32, _I32, _F32, _I32, _I32,
-                                  tf.TensorSpec([None, None], tf.int32)], reduce_retracing=True)
+                                  tf.TensorSpec([None, None], tf.int32)], reduce_retracing=True,
+                 autograph=False)
     def train_step(unit_query, y_query, unit_support, y_support, feature_index, tuples):
         with tf.GradientTape() as tape:
             if use_calibration:
