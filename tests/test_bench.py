@@ -24,16 +24,43 @@ def test_bench_keeps_its_keys_and_adds_fit_times_and_the_predict_limit_ratio(mon
     monkeypatch.setattr(bench, "layer_matmul_gflops", lambda: 20.0)
     fit_seconds = {"default": 0.01, "paper": 1.5, "adapt": 0.9}
     monkeypatch.setattr(bench, "bench_fit_seconds", lambda preset, reps: fit_seconds[preset])
+    cold_seconds = {"default": 3.5, "adapt": 5.25, "paper": 7.0}
+    monkeypatch.setattr(bench, "cold_predict_seconds", lambda preset, reps: cold_seconds[preset])
     assert bench.main(["--quick"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert list(result) == STABLE_KEYS + ["finetune_seconds_default", "finetune_seconds_paper",
                                           "predict_limit_ratio", "layer_matmul_gflops",
-                                          "predict_layer_ratio", "finetune_seconds_adapt"]
+                                          "predict_layer_ratio", "finetune_seconds_adapt",
+                                          "cold_predict_seconds_default", "cold_predict_seconds_adapt",
+                                          "cold_predict_seconds_paper"]
+    assert result["cold_predict_seconds_adapt"] == 5.25
     assert result["finetune_seconds_paper"] == 1.5 and result["quick"] is True
     assert result["finetune_seconds_adapt"] == 0.9
     flops = bench.predict_flops_per_row(ModelConfig(order=2))
     assert result["predict_limit_ratio"] == round(1000.0 * flops / 50e9, 4)
     assert result["predict_layer_ratio"] == round(1000.0 * flops / 20e9, 4)
+
+
+def test_cold_predict_runs_den_predict_on_50_support_and_310_query_rows(monkeypatch):
+    """Each timed run is a fresh ``python -m den predict`` process with the preset asked for,
+    on CSV files of 50 labelled and 310 unlabelled rows; the figure is the median."""
+    import pandas as pd
+
+    calls, clock = [], iter([0.0, 4.0, 10.0, 12.0, 20.0, 29.0])
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: next(clock))
+
+    def run(command, check, capture_output, text):
+        args = dict(zip(command[4::2], command[5::2]))
+        support, query = pd.read_csv(args["--support"]), pd.read_csv(args["--query"])
+        calls.append((command[:4], args["--preset"], support.shape, query.shape,
+                      "target" in query.columns, sorted(support["target"].unique())))
+    monkeypatch.setattr(bench.subprocess, "run", run)
+    assert bench.cold_predict_seconds("adapt", reps=3) == 4.0  # runs of 4, 2 and 9 s
+    assert len(calls) == 3
+    command, preset, support_shape, query_shape, query_has_target, classes = calls[0]
+    assert command[1:] == ["-m", "den", "predict"] and preset == "adapt"
+    assert support_shape == (50, bench.COLD_FEATURES + 1) and query_shape == (310, bench.COLD_FEATURES)
+    assert not query_has_target and classes == [0, 1]
 
 
 def test_layer_and_matmul_rates_count_their_flops(monkeypatch):

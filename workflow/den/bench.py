@@ -29,7 +29,12 @@ Keys (stable, so figures can be compared over time):
                             with fewer, larger products, not with less overhead)
     finetune_seconds_adapt  the same fit as finetune_seconds_default with preset="adapt":
                             50 Adam steps of the PLF-free model's network weights
-Timings exclude TensorFlow's one-off tracing of the compiled functions.
+    cold_predict_seconds_default, cold_predict_seconds_adapt, cold_predict_seconds_paper
+                            wall seconds of a fresh ``python -m den predict --preset P``
+                            process, 50 support + 310 query rows of COLD_FEATURES features
+                            (CSV files), start to finish: importing, fitting (tracing
+                            included) and writing predictions; the median of 3 (1 with --quick)
+Other timings exclude TensorFlow's one-off tracing of the compiled functions.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ import time
 import numpy as np
 
 D = 20
+# Columns of the cold ``den predict`` task (as diabetes, the set the first hand timings used).
+COLD_FEATURES = 8
 
 
 def _config():
@@ -141,6 +148,35 @@ def bench_fit_seconds(preset: str, reps: int = 3) -> float:
     return float(np.median(times))
 
 
+def cold_predict_seconds(preset: str, reps: int = 3) -> float:
+    """Median wall seconds of a fresh ``python -m den predict --preset preset`` process on 50
+    support and 310 query rows of ``COLD_FEATURES`` features (a synthetic task, CSV files in a
+    temporary directory): what a practitioner's first command costs, TensorFlow's import and
+    the compiled functions' tracing included."""
+    import tempfile
+    from pathlib import Path
+
+    from den.data.synthetic import make_task
+
+    task = make_task("bench_cold", 360, COLD_FEATURES, seed=3)
+    header = ",".join([f"x{j}" for j in range(COLD_FEATURES)] + ["target"])
+    rows = np.column_stack([task.x, task.y])
+    times = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        np.savetxt(tmp / "support.csv", rows[:50], delimiter=",", header=header, comments="")
+        np.savetxt(tmp / "query.csv", rows[50:, :-1], delimiter=",", header=header[:header.rindex(",")],
+                   comments="")
+        command = [sys.executable, "-m", "den", "predict", "--preset", preset, "--support",
+                   str(tmp / "support.csv"), "--target", "target", "--query", str(tmp / "query.csv"),
+                   "--out", str(tmp / "predictions.csv")]
+        for _ in range(reps):
+            start = time.perf_counter()
+            subprocess.run(command, check=True, capture_output=True, text=True)
+            times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
 def _gflops(compute, flops: float, reps: int) -> float:
     """GFLOP/s of ``compute`` (a no-argument tf.function of ``flops`` FLOPs), timed over
     ``reps`` calls after one that traces it."""
@@ -221,6 +257,8 @@ def main(argv=None) -> int:
         "predict_layer_ratio": round(predict_flops / (layer_rate * 1e9), 4),
         "finetune_seconds_adapt": round(bench_fit_seconds("adapt", reps), 3),
     })
+    for preset in ("default", "adapt", "paper"):
+        result[f"cold_predict_seconds_{preset}"] = round(cold_predict_seconds(preset, reps), 2)
     print(json.dumps(result))
     return 0
 
