@@ -263,12 +263,12 @@ def test_more_classes_than_the_multiclass_head_supports(small_multiclass_model):
 def test_a_binary_model_meets_more_classes_one_against_the_rest(small_binary_model):
     task = make_task("three", 150, 3, 3, seed=5)
     names = np.array(["a", "b", "c"])[task.y]
-    clf = DENClassifier(model=small_binary_model).fit(task.x[:60], names[:60])
+    clf = DENClassifier(model=small_binary_model, preset="fast").fit(task.x[:60], names[:60])
     assert clf.one_vs_rest_ and len(clf.class_models_) == 3 and len(clf.task_models_) == 3
     proba = clf.predict_proba(task.x[60:])
     assert proba.shape == (90, 3) and np.allclose(proba.sum(axis=1), 1)
     # each column is its class's binary DEN ("class k or not"), normalised over the classes
-    alone = DENClassifier(model=small_binary_model).fit(task.x[:60], names[:60] == "b")
+    alone = DENClassifier(model=small_binary_model, preset="fast").fit(task.x[:60], names[:60] == "b")
     p_b = alone.predict_proba(task.x[60:])[:, 1]
     raw = np.column_stack([m[0].predict_proba(clf.encoder_.transform(task.x[60:], "q"))[:, 1]
                            for m in clf.class_models_])
@@ -282,19 +282,52 @@ def test_a_binary_model_meets_more_classes_one_against_the_rest(small_binary_mod
 
 def test_presets_set_the_variant(small_binary_model, table):
     frame, labels = table
-    default = DENClassifier(model=small_binary_model).fit(frame[:50], labels[:50])
-    assert default.finetune_losses_ == [] and default.task_model_.finetune_epochs == 0
+    fast = DENClassifier(model=small_binary_model, preset="fast").fit(frame[:50], labels[:50])
+    assert fast.finetune_losses_ == [] and fast.task_model_.finetune_epochs == 0
+    assert fast.task_model_.network_weights is None
     paper = DENClassifier(model=small_binary_model, preset="paper", finetune_steps_per_epoch=2)
     assert len(paper.fit(frame[:50], labels[:50]).finetune_losses_) == 20  # 10 epochs x 2 steps
     overridden = DENClassifier(model=small_binary_model, preset="paper", variant="no_finetune")
     assert overridden.fit(frame[:50], labels[:50]).finetune_losses_ == []
     with pytest.raises(DENInputError, match="preset must be one of"):
-        DENClassifier(model=small_binary_model, preset="fast").fit(frame[:50], labels[:50])
+        DENClassifier(model=small_binary_model, preset="magic").fit(frame[:50], labels[:50])
     adapt = DENClassifier(model=small_binary_model, preset="adapt", finetune_network_steps=4)
     adapt.fit(frame[:50], labels[:50])
     assert len(adapt.finetune_losses_) == 4 and adapt.task_model_.network_weights is not None
     assert adapt.task_model_.finetune_epochs == 0  # the calibration is left as it is
-    assert not np.allclose(adapt.predict_proba(frame[50:]), default.predict_proba(frame[50:]))
+    assert not np.allclose(adapt.predict_proba(frame[50:]), fast.predict_proba(frame[50:]))
+    # the default: on a two-class task, the adapt preset's 50 steps
+    default = DENClassifier(model=small_binary_model).fit(frame[:50], labels[:50])
+    assert len(default.finetune_losses_) == 50 and default.task_model_.network_weights is not None
+    same = DENClassifier(model=small_binary_model, preset="adapt").fit(frame[:50], labels[:50])
+    np.testing.assert_array_equal(default.predict_proba(frame[50:]), same.predict_proba(frame[50:]))
+
+
+def test_the_default_preset_adapts_two_class_tasks_only(small_binary_model):
+    """On three classes the default fits every class's binary task as pre-trained (the preset
+    "fast" does the same), where the preset "adapt" adapts each one."""
+    task = make_task("three", 160, 4, seed=21)
+    y = np.digitize(task.x[:, 0] + task.x[:, 1], np.quantile(task.x[:, 0] + task.x[:, 1], [1 / 3, 2 / 3]))
+    fits = {preset: DENClassifier(model=small_binary_model, preset=preset,
+                                  finetune_network_steps=3).fit(task.x[:60], y[:60])
+            for preset in ("default", "adapt")}
+    fits["fast"] = DENClassifier(model=small_binary_model, preset="fast").fit(task.x[:60], y[:60])
+    assert all(fit.one_vs_rest_ and len(fit.task_models_) == 3 for fit in fits.values())
+    assert all(m.network_weights is None for m in fits["default"].task_models_)
+    assert all(m.network_weights is not None for m in fits["adapt"].task_models_)
+    np.testing.assert_array_equal(fits["default"].predict_proba(task.x[60:]),
+                                  fits["fast"].predict_proba(task.x[60:]))
+
+
+@pytest.mark.parametrize("preset, setting", [
+    ("default", {"finetune_epochs": 3}),  # a calibration setting: the default adapts the network
+    ("fast", {"finetune_network_steps": 5}),
+    ("paper", {"finetune_network_learning_rate": 0.01}),
+])
+def test_a_setting_the_presets_variant_ignores_is_refused(small_binary_model, table, preset, setting):
+    frame, labels = table
+    with pytest.raises(DENInputError, match=f"{next(iter(setting))} given, but preset '{preset}'"):
+        DENClassifier(model=small_binary_model, preset=preset, **setting).fit(frame[:50], labels[:50])
 
 
 def test_an_adapted_classifier_pickles_with_its_own_network_weights(small_binary_model, table):
@@ -303,7 +336,7 @@ def test_an_adapted_classifier_pickles_with_its_own_network_weights(small_binary
     import pickle
 
     frame, labels = table
-    plain = DENClassifier(model=small_binary_model).fit(frame[:50], labels[:50])
+    plain = DENClassifier(model=small_binary_model, preset="fast").fit(frame[:50], labels[:50])
     before = plain.predict_proba(frame[50:])
     adapt = DENClassifier(model=small_binary_model, preset="adapt", finetune_network_steps=5,
                           finetune_network_learning_rate=0.01).fit(frame[:50], labels[:50])

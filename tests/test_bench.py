@@ -22,18 +22,18 @@ def test_bench_keeps_its_keys_and_adds_fit_times_and_the_predict_limit_ratio(mon
     monkeypatch.setattr(bench, "predict_peak_rss_mb", lambda rows: 321.0)
     monkeypatch.setattr(bench, "matmul_gflops", lambda: 50.0)
     monkeypatch.setattr(bench, "layer_matmul_gflops", lambda: 20.0)
-    fit_seconds = {"default": 0.01, "paper": 1.5, "adapt": 0.9}
+    fit_seconds = {"default": 0.8, "paper": 1.5, "adapt": 0.9, "fast": 0.01}
     monkeypatch.setattr(bench, "bench_fit_seconds", lambda preset, reps: fit_seconds[preset])
-    cold_seconds = {"default": 3.5, "adapt": 5.25, "paper": 7.0}
+    cold_seconds = {"default": 5.25, "fast": 3.5, "paper": 7.0}
     monkeypatch.setattr(bench, "cold_predict_seconds", lambda preset, reps: cold_seconds[preset])
     assert bench.main(["--quick"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert list(result) == STABLE_KEYS + ["finetune_seconds_default", "finetune_seconds_paper",
                                           "predict_limit_ratio", "layer_matmul_gflops",
                                           "predict_layer_ratio", "finetune_seconds_adapt",
-                                          "cold_predict_seconds_default", "cold_predict_seconds_adapt",
-                                          "cold_predict_seconds_paper"]
-    assert result["cold_predict_seconds_adapt"] == 5.25
+                                          "finetune_seconds_fast", "cold_predict_seconds_default",
+                                          "cold_predict_seconds_fast", "cold_predict_seconds_paper"]
+    assert result["cold_predict_seconds_default"] == 5.25 and result["finetune_seconds_fast"] == 0.01
     assert result["finetune_seconds_paper"] == 1.5 and result["quick"] is True
     assert result["finetune_seconds_adapt"] == 0.9
     flops = bench.predict_flops_per_row(ModelConfig(order=2))

@@ -46,9 +46,10 @@ def test_pretrain_then_predict(tmp_path, csv_tasks, capsys):
               "--finetune-early-stopping"]
     stopped = tmp_path / "stopped.csv"
     capsys.readouterr()
-    # fine-tuning options under the default preset (no fine-tuning) are an error, not ignored
+    # calibration options under the default preset (network adaptation) are an error, not ignored
     assert main([*common[:-5], "--finetune-epochs", "2", "--out", str(stopped)]) == 2 and not stopped.exists()
-    assert "finetune_epochs given, but preset 'default' does not fine-tune" in capsys.readouterr().err
+    assert "finetune_epochs given, but preset 'default' (variant 'adapt') does not use them" in \
+        capsys.readouterr().err
     assert main(common + ["--out", str(stopped)]) == 2 and not stopped.exists()
     assert "needs ensemble >= 2" in capsys.readouterr().err
     assert main(common + ["--out", str(stopped), "--finetune-ensemble", "2"]) == 0

@@ -34,35 +34,37 @@ def test_the_shipped_models_load_and_are_the_validated_preset(finetune):
     assert len(names) == 71 + 55 * 4 and len(cuts) == 55 * 4
     assert sum(name.startswith("corpus-") for name in names) == 55 + 51 * 4
     assert model.metadata["pretrain"]["steps"] == 6000 and model.metadata["pretrain"]["multiclass_cuts"] == 4
-    assert PRESETS["default"] == {"variant": "no_finetune"} and PRESETS["paper"] == {"variant": "den"}
-    assert PRESETS["adapt"] == {"variant": "adapt"}
+    assert PRESETS["default"] == {"variant": "adapt", "one_vs_rest": False}
+    assert PRESETS["fast"] == {"variant": "no_finetune"} and PRESETS["paper"] == {"variant": "den"}
+    assert PRESETS["adapt"] == {"variant": "adapt", "one_vs_rest": True}
 
 
 def test_the_classifier_picks_the_shipped_model_its_fit_needs(monkeypatch):
-    """No model given: the default preset loads the PLF-free model, a fine-tuning fit (preset
-    "paper", or variant "den") the PLF model whose calibration it tunes; network adaptation
-    (preset "adapt") the PLF-free one."""
+    """No model given: the default preset (network adaptation) and preset "fast" load the
+    PLF-free model, a fine-tuning fit (preset "paper", or variant "den") the PLF model whose
+    calibration it tunes."""
     import den.api
 
     loaded = []
     real = den.api.load_model
     monkeypatch.setattr(den.api, "load_model", lambda path: loaded.append(path) or real(path))
     task = make_task("pick", 120, 4, seed=5)
-    DENClassifier().fit(task.x[:50], task.y[:50])
+    default = DENClassifier(finetune_network_steps=2).fit(task.x[:50], task.y[:50])
     paper = DENClassifier(preset="paper", finetune_epochs=1, finetune_steps_per_epoch=1)
     paper.fit(task.x[:50], task.y[:50])
     DENClassifier(variant="den", finetune_epochs=1).fit(task.x[:50], task.y[:50])
-    adapt = DENClassifier(preset="adapt", finetune_network_steps=2).fit(task.x[:50], task.y[:50])
+    fast = DENClassifier(preset="fast").fit(task.x[:50], task.y[:50])
     assert loaded == [SHIPPED_MODELS[False], SHIPPED_MODELS[True], SHIPPED_MODELS[True],
                       SHIPPED_MODELS[False]]
     assert len(paper.finetune_losses_) == 1  # the PLFs were tuned
-    assert len(adapt.finetune_losses_) == 2  # the PLF-free model's network was adapted
+    assert len(default.finetune_losses_) == 2  # the PLF-free model's network was adapted
+    assert fast.finetune_losses_ == []
 
 
 def test_default_classifier_learns_a_binary_task_it_never_saw():
     task = make_task("unseen", 600, 7, seed=123)
     clf = DENClassifier().fit(task.x[:50], task.y[:50])
-    assert not clf.one_vs_rest_ and clf.finetune_losses_ == []  # the preset: no fine-tuning
+    assert not clf.one_vs_rest_ and len(clf.finetune_losses_) == 50  # the preset: 50 adaptation steps
     proba = clf.predict_proba(task.x[50:])
     assert proba.shape == (550, 2)
     auc = roc_auc_score(task.y[50:], proba[:, 1])

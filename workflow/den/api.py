@@ -2,10 +2,11 @@
 
     clf = DENClassifier().fit(X_support, y_support)      # the shipped model, validated preset
     proba = clf.predict_proba(X_query)
+    DENClassifier(preset="fast")                          # no fine-tuning: a fit in milliseconds
     DENClassifier(model="model.npz", preset="paper")      # your model, the paper's fine-tuning
 
 ``fit`` encodes the support table, fits the task's keypoints, fine-tunes the task's
-calibration (variant "den") and keeps the support set; prediction embeds the whole support
+calibration (variant "den") or adapts the network (variant "adapt") and keeps the support set; prediction embeds the whole support
 set once and scores query rows in chunks. A binary-head model on a task of more than two
 classes is used one class against the rest (one binary DEN per class).
 """
@@ -29,6 +30,16 @@ from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRE
 from den.train.finetune import FinetuneConfig, adapt_config, fit_task
 
 VARIANTS = ("den", "no_finetune", "adapt")
+# The ``finetune_*`` settings each variant reads (``fit`` refuses others changed under a preset).
+VARIANT_SETTINGS = {
+    "den": (
+        "finetune_epochs", "finetune_steps_per_epoch", "finetune_learning_rate", "finetune_ensemble",
+        "finetune_early_stopping", "finetune_early_stopping_tolerance", "finetune_output_scaling",
+        "finetune_output_scaling_learning_rate", "finetune_feature_counts",
+        "finetune_feature_counts_tolerance"),
+    "adapt": ("finetune_ensemble", "finetune_network_steps", "finetune_network_learning_rate"),
+    "no_finetune": (),
+}
 
 
 _LOADED: dict[tuple[str, float, int], DEN] = {}
@@ -78,11 +89,13 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
     Args:
         model: path of a saved DEN (``DEN.save`` / ``python -m den pretrain``) or a ``DEN``;
             None: a pre-trained model shipped with the package (``den.pretrained``,
-            docs/model-card.md): the PLF-free one without fine-tuning, the one with PLFs
-            where the variant fine-tunes them.
-        preset: "default" (the validated preset: no fine-tuning), "paper" (the paper's
-            fine-tuning) or "adapt" (network adaptation); it sets ``variant`` when that is
-            None (see ``PRESETS``).
+            docs/model-card.md): the PLF-free one, or the one with PLFs where the variant
+            fine-tunes them ("den").
+        preset: "default" (the validated preset: network adaptation on a two-class task,
+            none on a task of more classes), "fast" (no fine-tuning), "paper" (the paper's
+            fine-tuning) or "adapt" (network adaptation on every task, each class of a
+            multiclass one too); it sets ``variant`` when that is None, and whether a
+            multiclass task adapts (see ``den.pretrained.PRESETS``).
         variant: None (the preset's), or "den": fine-tunes the calibration on the support set
             with the ``finetune_*`` settings (the paper's DEN);
             "no_finetune" keeps the calibration at its initial identity PLFs (DEN w/o
@@ -180,13 +193,15 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         if variant not in VARIANTS:
             raise DENInputError(f"variant must be one of {VARIANTS} (or None: the preset's), "
                                 f"got {self.variant!r}")
-        if variant == "no_finetune" and self.variant is None:
+        if self.variant is None:  # settings the preset's variant would silently ignore
             defaults = inspect.signature(type(self).__init__).parameters
             changed = [name for name in defaults if name.startswith("finetune_")
-                       and getattr(self, name) != defaults[name].default]
+                       and getattr(self, name) != defaults[name].default
+                       and name not in VARIANT_SETTINGS[variant]]
             if changed:
-                raise DENInputError(f"{', '.join(changed)} given, but preset {self.preset!r} does not "
-                                    f"fine-tune: add variant='den' (or preset='paper')")
+                raise DENInputError(f"{', '.join(changed)} given, but preset {self.preset!r} "
+                                    f"(variant {variant!r}) does not use them: add variant='den' "
+                                    f"(or preset='paper') to fine-tune the calibration")
         den = load_model(shipped_model_path(finetune=variant == "den") if self.model is None
                          else self.model)
         if y is None:
@@ -239,7 +254,8 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
                                     feature_counts_tolerance=self.finetune_feature_counts_tolerance)
         elif variant == "adapt":
             config = adapt_config(self.seed, self.finetune_ensemble, self.finetune_network_steps,
-                                  self.finetune_network_learning_rate)
+                                  self.finetune_network_learning_rate,
+                                  one_vs_rest=PRESETS[self.preset].get("one_vs_rest", True))
         fitted = fit_task(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
         self.fitted_ = fitted
         self.one_vs_rest_ = fitted.one_vs_rest

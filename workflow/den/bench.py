@@ -12,8 +12,10 @@ Keys (stable, so figures can be compared over time):
     quick                   whether --quick shrank the sizes (smoke run; not comparable)
     tensorflow              TensorFlow version
     finetune_seconds_default  seconds of DENClassifier(preset="default").fit with the
-                            shipped model on 50 support rows, d = 20 (median of 3; the
-                            default preset does not fine-tune: keypoints and support only)
+                            shipped model on 50 support rows, d = 20 (median of 3): the
+                            default preset's fit, whatever that preset is (until session 10
+                            no fine-tuning, the preset now called "fast"; since then network
+                            adaptation, as finetune_seconds_adapt)
     finetune_seconds_paper  the same with preset="paper": the paper's fine-tuning, 10
                             epochs x 10 steps of the task's calibration
     predict_limit_ratio     the FLOP rate predict_rows_per_s achieves over matmul_gflops:
@@ -29,7 +31,9 @@ Keys (stable, so figures can be compared over time):
                             with fewer, larger products, not with less overhead)
     finetune_seconds_adapt  the same fit as finetune_seconds_default with preset="adapt":
                             50 Adam steps of the PLF-free model's network weights
-    cold_predict_seconds_default, cold_predict_seconds_adapt, cold_predict_seconds_paper
+    finetune_seconds_fast   the same fit with preset="fast": no fine-tuning, keypoints and
+                            the support set only
+    cold_predict_seconds_default, cold_predict_seconds_fast, cold_predict_seconds_paper
                             wall seconds of a fresh ``python -m den predict --preset P``
                             process, 50 support + 310 query rows of COLD_FEATURES features
                             (CSV files), start to finish: importing, fitting (tracing
@@ -257,7 +261,8 @@ def main(argv=None) -> int:
         "predict_layer_ratio": round(predict_flops / (layer_rate * 1e9), 4),
         "finetune_seconds_adapt": round(bench_fit_seconds("adapt", reps), 3),
     })
-    for preset in ("default", "adapt", "paper"):
+    result["finetune_seconds_fast"] = round(bench_fit_seconds("fast", reps), 3)
+    for preset in ("default", "fast", "paper"):
         result[f"cold_predict_seconds_{preset}"] = round(cold_predict_seconds(preset, reps), 2)
     print(json.dumps(result))
     return 0

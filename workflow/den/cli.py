@@ -23,14 +23,16 @@ Run `den COMMAND --help` for the options of each command."""
 
 
 def _add_finetune_options(parser):
-    group = parser.add_argument_group("fine-tuning (the per-feature calibration PLFs; with 'adapt', "
-                                      "the network's weights)")
+    group = parser.add_argument_group("fine-tuning (the network's weights; with 'paper', the "
+                                      "per-feature calibration PLFs)")
     group.add_argument("--preset", choices=list(PRESETS), default="default",
-                       help="'default': the preset validated on held-back corpus sets (the "
-                            "shipped PLF-free model, no fine-tuning; docs/model-card.md); 'paper': "
-                            "fine-tune the shipped PLF model as the paper does (the --finetune-* "
-                            "defaults); 'adapt': adapt the PLF-free model's network to the support "
-                            "set (--finetune-network-*). Default: default")
+                       help="'default': the preset validated on held-back corpus sets (the shipped "
+                            "PLF-free model; a two-class task adapts its network to the support "
+                            "set, a task of more classes is not fine-tuned; docs/model-card.md); "
+                            "'fast': no fine-tuning (a fit in milliseconds); 'paper': fine-tune the "
+                            "shipped PLF model as the paper does (the --finetune-* defaults); "
+                            "'adapt': network adaptation on every task, each class of a multiclass "
+                            "one too (--finetune-network-*). Default: default")
     group.add_argument("--variant", choices=["den", "no_finetune", "adapt"], default=None,
                        help="overrides the preset: 'den' fine-tunes the calibration on the support "
                             "set with the --finetune-* settings; 'no_finetune' keeps identity PLFs "
@@ -68,11 +70,11 @@ def _add_finetune_options(parser):
                        help="a subset replaces all features only if its held-out loss is lower by "
                             "more than SE standard errors (default: 0, the lowest loss)")
     group.add_argument("--finetune-network-steps", type=int, default=ADAPT_NETWORK_STEPS, metavar="N",
-                       help="'adapt': Adam steps of the network's weights, each on a random halving "
-                            f"of the support set (default: {ADAPT_NETWORK_STEPS})")
+                       help="presets 'default' and 'adapt': Adam steps of the network's weights, "
+                            f"each on a random halving of the support set (default: {ADAPT_NETWORK_STEPS})")
     group.add_argument("--finetune-network-learning-rate", type=float, metavar="LR",
                        default=ADAPT_NETWORK_LEARNING_RATE,
-                       help=f"'adapt': their learning rate (default: {ADAPT_NETWORK_LEARNING_RATE:g})")
+                       help=f"their learning rate (default: {ADAPT_NETWORK_LEARNING_RATE:g})")
     group.add_argument("--seed", type=int, default=0, help="seed of fine-tuning (default: 0)")
 
 
@@ -167,8 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", metavar="PATH", nargs="?",
                    help="model file (default: the model shipped with the package that --preset uses)")
     p.add_argument("--preset", choices=list(PRESETS), default="default",
-                   help="without PATH: the shipped model of this preset ('default': PLF-free; "
-                        "'paper': with the PLFs it fine-tunes; 'adapt': PLF-free). Default: default")
+                   help="without PATH: the shipped model of this preset ('paper': with the PLFs it "
+                        "fine-tunes; the others: PLF-free). Default: default")
     return parser
 
 

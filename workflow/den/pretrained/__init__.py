@@ -5,7 +5,8 @@ Two binary-head models (package data) serve every task; a task of more than two 
 one binary DEN per class (``den.train.finetune.fit_task``), which on held-back multiclass corpus
 sets was 33 accuracy points above the multiclass head (docs/benchmarks/corpus-dev.md):
 
-- ``den-binary-no-plf.npz``: no PLF block, used without fine-tuning: the validated default.
+- ``den-binary-no-plf.npz``: no PLF block, the model of the default preset (network
+  adaptation on two-class tasks, none on more), of "fast" (no fine-tuning) and of "adapt".
   It pools over tuples by gated pooling and reads each tuple's leave-one-out relevance on the
   support rows (``ModelConfig.gated_pooling``, ``tuple_relevance``). On the held-back corpus
   sets this was 0.85 AUC above the same model without those two (and that one 0.4 above the
@@ -32,17 +33,24 @@ SHIPPED_MODELS = {False: Path(__file__).with_name("den-binary-no-plf.npz"),
                   True: Path(__file__).with_name("den-binary-plf.npz")}
 
 # What ``DENClassifier(preset=...)`` and ``den predict --preset`` set when the variant is left
-# open. "default" is the preset validated on held-back corpus sets (docs/benchmarks/corpus-dev.md):
-# the PLF-free model, not fine-tuned (with the PLF model, fine-tuning did not raise AUC and cost
-# ~25x the time; dropping the PLFs raised it). "paper" fine-tunes the PLF model's calibration as
-# the paper's appendix B does (the ``finetune_*`` defaults: 10 epochs x 10 steps at 0.001).
-# "adapt" adapts the PLF-free model's network to the support set (``ADAPT_NETWORK_STEPS`` Adam
-# steps at ``ADAPT_NETWORK_LEARNING_RATE``, ``den.train.finetune.adapt_network``): +0.39, +0.37
-# and +0.31 AUC on the held-back corpus sets for three pre-training seeds (+0.13 on average on
-# their real sets), a fit of about a second per binary task; the benchmark has not yet tested
-# it (docs/benchmarks/corpus-dev.md, session 9).
-PRESETS = {"default": {"variant": "no_finetune"}, "paper": {"variant": "den"},
-           "adapt": {"variant": "adapt"}}
+# open (docs/benchmarks/corpus-dev.md, docs/benchmarks/corpus.md):
+# - "default": the preset validated on held-back corpus sets. A two-class task adapts the
+#   PLF-free model's network to the support set (``ADAPT_NETWORK_STEPS`` Adam steps at
+#   ``ADAPT_NETWORK_LEARNING_RATE``, ``den.train.finetune.adapt_network``): +0.39, +0.37 and
+#   +0.31 AUC on the held-back corpus sets for three pre-training seeds, then +0.11 on the
+#   benchmark's 16 binary sets, for a fit of under a second. A task of more classes is fitted
+#   without adaptation (``one_vs_rest: False``): on the held-back multiclass sets adapting each
+#   class's binary task was within noise (+0.12, +0.60, -0.31) at one adaptation per class.
+# - "fast": no fine-tuning at all (the default until session 10): keypoints and the support set,
+#   a fit of milliseconds.
+# - "adapt": network adaptation on every task, each class of a multiclass one as well.
+# - "paper": fine-tunes the PLF model's calibration as the paper's appendix B does (the
+#   ``finetune_*`` defaults: 10 epochs x 10 steps at 0.001); with the PLF model, fine-tuning did
+#   not raise AUC and cost ~25x the time of no fine-tuning, and dropping the PLFs raised it.
+PRESETS = {"default": {"variant": "adapt", "one_vs_rest": False},
+           "fast": {"variant": "no_finetune"},
+           "paper": {"variant": "den"},
+           "adapt": {"variant": "adapt", "one_vs_rest": True}}
 # The adapt preset's settings (DENClassifier, den predict, the workflow's ``adapt`` variant),
 # chosen on the held-back corpus sets; here, not in den.train.finetune, so the command line
 # states them without importing TensorFlow.

@@ -21,12 +21,15 @@ from den.train.episodes import halve_support
 
 
 def adapt_config(seed: int = 0, ensemble: int = 1, steps: int = ADAPT_NETWORK_STEPS,
-                 learning_rate: float = ADAPT_NETWORK_LEARNING_RATE) -> FinetuneConfig:
-    """The fine-tuning of preset "adapt" (``DENClassifier``, the workflow's ``adapt`` variant):
-    no PLF epochs, ``steps`` steps of network adaptation at ``learning_rate`` (defaults: the
-    settings chosen on held-back corpus sets, ``den.pretrained``)."""
+                 learning_rate: float = ADAPT_NETWORK_LEARNING_RATE,
+                 one_vs_rest: bool = True) -> FinetuneConfig:
+    """The fine-tuning of variant "adapt" (presets "default" and "adapt" of ``DENClassifier``,
+    the workflow's ``adapt`` variant): no PLF epochs, ``steps`` steps of network adaptation at
+    ``learning_rate`` (defaults: the settings chosen on held-back corpus sets,
+    ``den.pretrained``); ``one_vs_rest`` False leaves a multiclass task's class models as
+    pre-trained (``FinetuneConfig.network_one_vs_rest``)."""
     return FinetuneConfig(epochs=0, seed=seed, ensemble=ensemble, network_steps=steps,
-                          network_learning_rate=learning_rate)
+                          network_learning_rate=learning_rate, network_one_vs_rest=one_vs_rest)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +80,10 @@ class FinetuneConfig:
             rests on one or two rows of a class and adaptation lowered held-back AUC (a
             thyroid set with 1-3 positive rows in 50: -3 AUC), so the network stays as
             pre-trained.
+        network_one_vs_rest: where a binary DEN meets more than two classes
+            (``one_vs_rest_models``), also adapt each class's binary task; False leaves them
+            as pre-trained (the default preset: on held-back multiclass sets adaptation was
+            within noise, at one adaptation per class).
     """
 
     epochs: int = 10
@@ -93,6 +100,7 @@ class FinetuneConfig:
     network_steps: int = 0
     network_learning_rate: float = ADAPT_NETWORK_LEARNING_RATE
     network_min_class_rows: int = 4
+    network_one_vs_rest: bool = True
 
     def __post_init__(self):
         object.__setattr__(self, "feature_counts", tuple(int(k) for k in self.feature_counts))
@@ -365,12 +373,15 @@ def one_vs_rest_models(den, x_support: np.ndarray, y_support: np.ndarray, n_clas
 
     For each class k the binary task "class k or not" of the support rows gets its own task
     models (``fine_tuned_models`` with ``config``; without fine-tuning where class k has
-    fewer than two support rows, or fewer rows than early stopping's folds).
+    fewer than two support rows, or fewer rows than early stopping's folds; without network
+    adaptation where ``config.network_one_vs_rest`` is False).
 
     Returns:
         per class k, its task models, or None for a class with no support row; and the
         fine-tuning losses of every run, class by class (one list per task model).
     """
+    if config is not None and config.network_steps and not config.network_one_vs_rest:
+        config = dataclasses.replace(config, network_steps=0)
     class_models, losses = [], []
     for k in range(n_classes):
         binary = (np.asarray(y_support) == k).astype(np.int32)
