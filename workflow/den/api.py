@@ -6,9 +6,10 @@
     DENClassifier(model="model.npz", preset="paper")      # your model, the paper's fine-tuning
 
 ``fit`` encodes the support table, fits the task's keypoints, fine-tunes the task's
-calibration (variant "den") or adapts the network (variant "adapt") and keeps the support set; prediction embeds the whole support
-set once and scores query rows in chunks. A binary-head model on a task of more than two
-classes is used one class against the rest (one binary DEN per class).
+calibration (variant "den") or adapts the network (variant "adapt") and keeps the support
+set; prediction embeds the whole support set once and scores query rows in chunks. A
+binary-head model on a task of more than two classes is used one class against the rest (one
+binary DEN per class).
 """
 
 from __future__ import annotations
