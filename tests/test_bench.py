@@ -49,11 +49,12 @@ def test_cold_predict_runs_den_predict_on_50_support_and_310_query_rows(monkeypa
     calls, clock = [], iter([0.0, 4.0, 10.0, 12.0, 20.0, 29.0])
     monkeypatch.setattr(bench.time, "perf_counter", lambda: next(clock))
 
-    def run(command, check, capture_output, text):
+    def run(command, capture_output, text):
         args = dict(zip(command[4::2], command[5::2]))
         support, query = pd.read_csv(args["--support"]), pd.read_csv(args["--query"])
         calls.append((command[:4], args["--preset"], support.shape, query.shape,
                       "target" in query.columns, sorted(support["target"].unique())))
+        return bench.subprocess.CompletedProcess(command, 0, "", "")
     monkeypatch.setattr(bench.subprocess, "run", run)
     assert bench.cold_predict_seconds("adapt", reps=3) == 4.0  # runs of 4, 2 and 9 s
     assert len(calls) == 3
@@ -61,6 +62,13 @@ def test_cold_predict_runs_den_predict_on_50_support_and_310_query_rows(monkeypa
     assert command[1:] == ["-m", "den", "predict"] and preset == "adapt"
     assert support_shape == (50, bench.COLD_FEATURES + 1) and query_shape == (310, bench.COLD_FEATURES)
     assert not query_has_target and classes == [0, 1]
+
+
+def test_cold_predict_names_the_preset_and_the_commands_error_when_it_fails(monkeypatch):
+    monkeypatch.setattr(bench.subprocess, "run", lambda command, capture_output, text:
+                        bench.subprocess.CompletedProcess(command, 2, "", "den predict: error: boom\n"))
+    with pytest.raises(RuntimeError, match=r"--preset paper` exited with 2: den predict: error: boom"):
+        bench.cold_predict_seconds("paper", reps=1)
 
 
 def test_layer_and_matmul_rates_count_their_flops(monkeypatch):

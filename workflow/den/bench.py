@@ -176,8 +176,11 @@ def cold_predict_seconds(preset: str, reps: int = 3) -> float:
                    "--out", str(tmp / "predictions.csv")]
         for _ in range(reps):
             start = time.perf_counter()
-            subprocess.run(command, check=True, capture_output=True, text=True)
+            run = subprocess.run(command, capture_output=True, text=True)
             times.append(time.perf_counter() - start)
+            if run.returncode != 0:
+                raise RuntimeError(f"`den predict --preset {preset}` exited with {run.returncode}: "
+                                   f"{run.stderr.strip() or '(no message)'}")
     return float(np.median(times))
 
 
@@ -260,8 +263,8 @@ def main(argv=None) -> int:
         "layer_matmul_gflops": round(layer_rate, 1),
         "predict_layer_ratio": round(predict_flops / (layer_rate * 1e9), 4),
         "finetune_seconds_adapt": round(bench_fit_seconds("adapt", reps), 3),
+        "finetune_seconds_fast": round(bench_fit_seconds("fast", reps), 3),
     })
-    result["finetune_seconds_fast"] = round(bench_fit_seconds("fast", reps), 3)
     for preset in ("default", "fast", "paper"):
         result[f"cold_predict_seconds_{preset}"] = round(cold_predict_seconds(preset, reps), 2)
     print(json.dumps(result))

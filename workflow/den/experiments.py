@@ -6,8 +6,9 @@ A method is a config entry: ``{kind: den, variant: den|no_finetune|no_plf|adapt}
 ``den.baselines.meta``; ``settings`` overrides the config's ``baselines`` section). DEN
 methods need a pre-trained model: ``den`` and ``no_finetune`` share the model pre-trained
 with PLFs, ``no_plf`` uses one pre-trained without them, and so does ``adapt``, which adapts
-its network to each task's support rows (``den.train.finetune.adapt_config``); each meta method has its own
-(``pretrained_model_kind``). A new kind of method plugs in here, not in the rules.
+its network to each task's support rows with the shipped settings
+(``den.train.finetune.adapt_config``, every class of a multiclass task too); each meta method
+has its own (``pretrained_model_kind``). A new kind of method plugs in here, not in the rules.
 """
 
 from __future__ import annotations

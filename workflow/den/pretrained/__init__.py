@@ -37,7 +37,7 @@ SHIPPED_MODELS = {False: Path(__file__).with_name("den-binary-no-plf.npz"),
 # - "default": the preset validated on held-back corpus sets. A two-class task adapts the
 #   PLF-free model's network to the support set (``ADAPT_NETWORK_STEPS`` Adam steps at
 #   ``ADAPT_NETWORK_LEARNING_RATE``, ``den.train.finetune.adapt_network``): +0.39, +0.37 and
-#   +0.31 AUC on the held-back corpus sets for three pre-training seeds, then +0.11 on the
+#   +0.31 AUC on the held-back corpus sets for three pre-training seeds, then +0.10 on the
 #   benchmark's 16 binary sets, for a fit of under a second. A task of more classes is fitted
 #   without adaptation (``one_vs_rest: False``): on the held-back multiclass sets adapting each
 #   class's binary task was within noise (+0.12, +0.60, -0.31) at one adaptation per class.
