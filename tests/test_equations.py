@@ -196,11 +196,12 @@ def local_reference(z, z_s, y_s, t, bandwidths):
     return np.array(out)
 
 
-def relevance_reference(z_s, y_s, t, bandwidths, mutation=None):
+def relevance_reference(z_s, y_s, t, bandwidths, balanced=False, mutation=None):
     """q^t (network module docstring, ``DENNetwork.tuple_relevance``): per bandwidth b, each
     support row i scored by the Gaussian kernel means of the other rows of each class at
     z_i^t, r_i = log mean_{j != i, y_j = 1} k - log mean_{j != i, y_j = 0} k (0 if a class has
-    no other row; clipped to +-5); q = mean_i (2 y_i - 1) r_i / 5."""
+    no other row; clipped to +-5); q = mean_i (2 y_i - 1) r_i / 5, or with ``balanced``
+    (``ModelConfig.balanced_relevance``) the mean of the two classes' means of (2 y_i - 1) r_i / 5."""
     n, out = len(y_s), []
     for b in bandwidths:
         margins = []
@@ -213,7 +214,11 @@ def relevance_reference(z_s, y_s, t, bandwidths, mutation=None):
             ratio = np.clip(np.log(np.mean(kern[1])) - np.log(np.mean(kern[0])), -5, 5) \
                 if kern[0] and kern[1] else 0.0
             margins.append((2 * y_s[i] - 1) * ratio)
-        out.append(np.mean(margins) / 5)
+        margins = np.array(margins)
+        if balanced and mutation != "relevance_unweighted":
+            out.append(np.mean([margins[y_s == c].mean() for c in (0, 1)]) / 5)
+        else:
+            out.append(np.mean(margins) / 5)
     return np.array(out)
 
 
@@ -262,7 +267,8 @@ def reference_logits(model, x_s, y_s, x_q, alpha, missing, n_classes=None, mutat
         tuples = tuples[:len(tuples) // 2]
     s = embedding_reference(w, z_s, y_s, tuples, config.head, mutation)
     if config.tuple_relevance:  # s^t carries q^t (its kernel stacked under phi_s in weights_of)
-        s = [np.concatenate([s_t, relevance_reference(z_s, y_s, t, config.local_bandwidths, mutation)])
+        s = [np.concatenate([s_t, relevance_reference(z_s, y_s, t, config.local_bandwidths,
+                                                      config.balanced_relevance, mutation)])
              for s_t, t in zip(s, tuples)]
     if config.head == "binary":
         # feature_count_input: psi reads [Phi~, log d]
@@ -349,6 +355,9 @@ CASES = {
                                           tuple_relevance=True), 3, 2),
     "binary-r3-d4-local-relevance-gated": (dict(head="binary", order=3, local_bandwidths=(0.3,),
                                                 tuple_relevance=True, gated_pooling=True), 4, 2),
+    # the binary support set has 5 rows of class 1 and 7 of class 0, so the weighting counts
+    "binary-r2-d3-local-balanced-relevance": (dict(head="binary", order=2, local_bandwidths=(0.2, 0.5),
+                                                   tuple_relevance=True, balanced_relevance=True), 3, 2),
     "multiclass-r2-d3-gated": (dict(head="multiclass", order=2, gated_pooling=True), 3, 3),
     "multiclass-r1-d4": (dict(head="multiclass", order=1), 4, 3),
     "multiclass-r2-d3": (dict(head="multiclass", order=2), 3, 3),
@@ -390,6 +399,7 @@ MUTATIONS = [  # (case, mutation of the reference): each is a plausible bug the 
     ("binary-r2-d3", "no_plf"),  # calibration not applied (identity PLFs)
     ("binary-r1-d4", "first_tuples_only"),  # pooling over part of the tuples
     ("binary-r2-d3-local-relevance", "relevance_includes_self"),  # a support row scores its own label
+    ("binary-r2-d3-local-balanced-relevance", "relevance_unweighted"),  # rows weighed alike, not classes
     ("multiclass-r2-d3", "reverse_labels"),  # v(y) of the wrong class in eq. (4)
     ("multiclass-r2-d3", "sum_over_class"),  # eq. (5) without the division by the class count
 ]

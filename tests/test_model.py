@@ -427,6 +427,32 @@ def test_tuple_relevance_reads_which_tuples_separate_the_support_labels(binary_t
         ModelConfig(tuple_relevance=True)
 
 
+def test_balanced_relevance_counts_a_rare_class_as_much_as_the_common_one():
+    """ModelConfig.balanced_relevance: with 6 positive rows among 60, which feature 0 marks
+    out (and feature 1 does not), the plain mean over rows is 90% the negatives' margins;
+    weighing each class by one half moves feature 0's relevance (the positives' margins,
+    with 5 other positives to lean on, are smaller) and leaves feature 1's near 0. On a
+    balanced support set both weightings agree. (test_equations pins the formula.)"""
+    rng = np.random.default_rng(3)
+    z = rng.uniform(0, 1, (60, 2)).astype(np.float32)
+    y = np.zeros(60, np.int32)
+    y[np.argsort(z[:, 0])[-6:]] = 1  # the 6 rows with the largest feature 0
+    config = dict(local_bandwidths=(0.05, 0.2), tuple_relevance=True, **SMALL)
+    plain = DEN(ModelConfig(**config)).network
+    balanced = DEN(ModelConfig(balanced_relevance=True, **config)).network
+    tuples = feature_tuples(2, 1, 0)  # (0,), (1,)
+    q_plain = plain.tuple_relevance(tf.constant(z), tf.constant(y), tf.constant(tuples)).numpy()
+    q_balanced = balanced.tuple_relevance(tf.constant(z), tf.constant(y), tf.constant(tuples)).numpy()
+    assert np.all(q_balanced[0] > 0.2) and np.all(np.abs(q_balanced[0] - q_plain[0]) > 0.03)
+    assert np.abs(q_balanced[1]).max() < 0.15 and np.abs(q_plain[1]).max() < 0.15  # feature 1
+    even = (z[:, 0] > np.median(z[:, 0])).astype(np.int32)  # 30 and 30
+    np.testing.assert_allclose(
+        balanced.tuple_relevance(tf.constant(z), tf.constant(even), tf.constant(tuples)).numpy(),
+        plain.tuple_relevance(tf.constant(z), tf.constant(even), tf.constant(tuples)).numpy(), atol=1e-6)
+    with pytest.raises(ValueError, match="needs tuple_relevance"):
+        ModelConfig(local_bandwidths=(0.1,), balanced_relevance=True)
+
+
 def _phi_hidden(net, z, bias, tuples):
     """phi's last hidden layer on every (row, tuple): (n, T, P), as ``DENNetwork.pooled`` forms it."""
     n, t = z.shape[0], tuples.shape[0]

@@ -53,6 +53,11 @@ class ModelConfig:
             features predicts the support labels leave-one-out
             (``DENNetwork.tuple_relevance``), which class means cannot show, so phi can weigh
             tuples by the evidence they carry on this task (not in the paper).
+        balanced_relevance: with ``tuple_relevance``: average the support rows' signed
+            margins with equal weight per class (each row of class c weighs 1 / (2 m_c))
+            instead of per row, so the rows of a rare class count as much as the common
+            one's (one class against the rest, imbalanced tasks); the same on a balanced
+            support set.
         seed: initialisation seed, and the seed of the tuple subsets when d^r > d^2.
     """
 
@@ -75,6 +80,7 @@ class ModelConfig:
     gated_pooling: bool = False
     feature_count_input: bool = False
     tuple_relevance: bool = False
+    balanced_relevance: bool = False
     seed: int = 91620
 
     def __post_init__(self):
@@ -111,6 +117,8 @@ class ModelConfig:
         if self.tuple_relevance and not self.local_bandwidths:
             problems.append("tuple_relevance (leave-one-out kernel margins of the support rows) needs "
                             "local_bandwidths")
+        if self.balanced_relevance and not self.tuple_relevance:
+            problems.append("balanced_relevance (a weighting of tuple relevance) needs tuple_relevance")
         if self.tuple_attention and self.gated_pooling:
             problems.append("tuple_attention and gated_pooling are two ways to pool over tuples: set one")
         if problems:

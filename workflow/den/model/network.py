@@ -24,6 +24,9 @@ Tuple relevance (``ModelConfig.tuple_relevance``, with the local embedding; not 
     q^t   = per bandwidth b, mean_i (2 y_i - 1) r_i^t / 5 over the support rows, with
             r_i^t = clip(log mean_{j!=i, y_j=1} k_b(z_i^t, z_j^t) - log mean_{j!=i, y_j=0} k_b, +-5)
             the leave-one-out kernel log ratio of row i in tuple t's features          B values
+    With ``ModelConfig.balanced_relevance`` the mean over rows weighs each class equally,
+    q_b^t = sum_i w_i (2 y_i - 1) r_i^t / 5 with w_i = 1 / (2 m_{y_i}) (m_c support rows of
+    class c), so a rare class's rows count as much as the common class's.
     phi's first layer reads [z^t, s^t, q^t, l^t(z)]: s^t only holds class means, so it cannot
     tell a tuple whose neighbourhoods separate the classes (an interaction) from one that
     carries nothing; q^t can, and phi (and gated pooling's gate) can weigh tuples by it.
@@ -184,6 +187,8 @@ class DENNetwork(tf.Module):
         mean_{j!=i, y_j=0} k_b (clipped to [-5, 5]); the relevance is the mean signed margin
         q_b^t = mean_i (2 y_i - 1) r_i^t / 5, in [-1, 1]: near 0 for a tuple that says nothing
         about the labels, positive where the tuple's neighbourhoods separate the classes.
+        With ``config.balanced_relevance`` the mean weighs row i by 1 / (2 m_{y_i}) instead of
+        1 / m (m_c: support rows of class c), each class's rows summing to one half.
 
         Args:
             z_support: (m, d) calibrated support features; y_support: (m,) int32 labels 0/1;
@@ -199,6 +204,12 @@ class DENNetwork(tf.Module):
         labels = tf.stack([1.0 - y1, y1], axis=1)  # (m, 2)
         counts = tf.reduce_sum(labels, axis=0)[None, :] - labels  # (m, 2): the others of each class
         sign = 2.0 * y1 - 1.0
+        if self.config.balanced_relevance:  # row i weighs 1 / (2 m_{y_i}): each class half
+            per_class = tf.maximum(2.0 * tf.reduce_sum(labels, axis=0), 1.0)  # (2,)
+            signed = sign * tf.reduce_sum(labels / per_class[None, :], axis=1)  # (m,)
+            scale = 5.0
+        else:  # the mean over rows
+            signed, scale = sign, 5.0 * tf.cast(m, tf.float32)
         out = []
         for b in self.config.local_bandwidths:
             # a row never scores itself: its own log kernel is -1e30, so the scale of the others
@@ -210,7 +221,7 @@ class DENNetwork(tf.Module):
             logs = tf.math.log(sums + 1e-30) - tf.math.log(tf.maximum(counts, 1.0))[:, :, None]
             ratio = tf.clip_by_value(logs[:, 1] - logs[:, 0], -5.0, 5.0)  # (m, T)
             ratio = tf.where(tf.reduce_min(counts, axis=1, keepdims=True) > 0, ratio, 0.0)
-            out.append(tf.tensordot(sign, ratio, axes=[[0], [0]]) / (5.0 * tf.cast(m, tf.float32)))
+            out.append(tf.tensordot(signed, ratio, axes=[[0], [0]]) / scale)
         return tf.stack(out, axis=1)
 
     def local_features(self, z, z_support, y_support, tuples):
