@@ -27,7 +27,8 @@ def test_the_shipped_models_load_and_are_the_validated_preset(finetune):
     assert config.use_calibration == finetune  # the default preset's model has no PLF block
     assert config.head == "binary" and config.order == 3 and config.max_tuples == config.min_tuples == 625
     assert config.local_bandwidths == (0.05, 0.1, 0.2, 0.4) and config.keypoint_placement == "quantile"
-    assert config.gated_pooling and config.tuple_relevance  # chosen on the held-back corpus sets
+    # chosen on the held-back corpus sets
+    assert config.gated_pooling and config.tuple_relevance and config.balanced_relevance
     # the 71 binary sets of corpus/ and tabular/, and 4 binary cuts of each of their 55 multiclass sets
     names = model.metadata["pretrained_on"]
     cuts = [name for name in names if "~b" in name]
