@@ -303,9 +303,20 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
         assert index[f"results/scores/{table}/base/random_forest/{dataset}/3.json"] == \
             f"results/scores/{source.replace('_cuts', '')}/base/random_forest/{dataset}/3.json"
         assert f"results/scores/{table}/base/den_adapt/{dataset}/3.json" not in index
+    # the balanced-relevance tables: a model of their own (both DEN rows computed), the classical
+    # rows from the corpus tables
+    balanced = {**relevance, "balanced_relevance": True}
+    for table, source, dataset in (("corpus_balanced", "corpus", "adult"),
+                                   ("corpus_mc_balanced", "corpus_mc", "cars")):
+        assert experiments[table]["model"] == balanced
+        assert experiments[table]["pretrain"] == experiments["corpus_cuts"]["pretrain"]
+        assert index[f"results/scores/{table}/base/random_forest/{dataset}/3.json"] == \
+            f"results/scores/{source}/base/random_forest/{dataset}/3.json"
+        for method in ("den_adapt", "den_no_plf"):
+            assert f"results/scores/{table}/base/{method}/{dataset}/3.json" not in index
     corpus_copies = [path for path in index if path.split("/")[2].startswith("corpus")]
     # nothing else repeats
-    assert len(corpus_copies) == 16 * 10 + len(classical) * 4 * 10 + 3 * 3 * (16 + 4) * 10 \
+    assert len(corpus_copies) == 16 * 10 + len(classical) * 4 * 10 + 3 * 4 * (16 + 4) * 10 \
         + 4 * (16 + 4) * 10
     # the cuts tables' model: every corpus set, multiclass ones cut into 4 binary tasks, 6,000 steps
     # (one model for both tables, not two pre-training jobs of the same settings)
@@ -320,15 +331,17 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
         "results/models/corpus_cuts/base/no_plf/all.npz"
     assert models["results/models/corpus_cuts/base/no_plf/all.npz"] != \
         models["results/models/corpus_relevance/base/no_plf/all.npz"]
+    assert models["results/models/corpus_mc_balanced/base/no_plf/all.npz"] == \
+        "results/models/corpus_balanced/base/no_plf/all.npz"
     # the shipped models: the model and pretrain sections with the shipped section's settings over
-    # them, which table corpus_cuts tests
-    assert wc.shipped_pretrain_params(config) == wc.pretrain_params(config, 0, experiments["corpus_cuts"])
+    # them, which tables corpus_balanced and corpus_mc_balanced test
+    assert wc.shipped_pretrain_params(config) == wc.pretrain_params(config, 0, experiments["corpus_balanced"])
     assert wc.shipped_pretrain_params(config)["multiclass_cuts"] == 4
     for plf in (False, True):
         params = wc.shipped_model_params(config, plf)
-        assert params == {**config["model"], **relevance, "head": "binary", "use_calibration": plf,
+        assert params == {**config["model"], **balanced, "head": "binary", "use_calibration": plf,
                           "seed": config["seed"]}
-        assert ModelConfig(**params).tuple_relevance and ModelConfig(**params).local_bandwidths
+        assert ModelConfig(**params).balanced_relevance and ModelConfig(**params).local_bandwidths
 
 
 def test_paper_config_lists_the_whole_job_graph(tmp_path):
@@ -428,7 +441,7 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
                      "--config", f"data_dir={tmp_path / 'data'}", "--", *tables)
     assert dry.returncode == 0, dry.stderr[-3000:]
     counts = _job_counts(dry)
-    assert counts["table"] == 12 and counts["prepare_dataset"] == 126
+    assert counts["table"] == 14 and counts["prepare_dataset"] == 126
     meta = {name for name, spec in default["methods"].items() if spec["kind"] == "meta"}
     binary_meta = [m for m in experiments["corpus"]["methods"] if m in meta]
     multiclass_meta = [m for m in experiments["corpus_mc_head"]["methods"] if m in meta]
@@ -438,11 +451,12 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     # the multiclass head, a model per meta baseline and head, and the r sweep's orders 1 and 2
     # (order 3 is table corpus's DEN model, trained once), the gated-pooling model and the
     # tuple-relevance model and the model pre-trained on the multiclass sets' cuts as well (each one
-    # for its binary and its multiclass table; the network-adaptation tables use the cuts model)
-    assert counts["pretrain"] == 2 + 1 + len(binary_meta) + len(multiclass_meta) + 2 + 1 + 1 + 1, counts
+    # for its binary and its multiclass table; the network-adaptation tables use the cuts model),
+    # and the balanced-relevance model (one for its two tables)
+    assert counts["pretrain"] == 2 + 1 + len(binary_meta) + len(multiclass_meta) + 2 + 1 + 1 + 1 + 1, counts
     assert counts["evaluate"] == sum(len(spec["methods"]) * len(spec["datasets"]) * len(wc.settings(spec))
                                      for spec in experiments.values()) \
-        == 19 * 16 + 7 * 4 + 12 * 4 + 3 * 16 + 3 * (4 * 16 + 4 * 4) + 5 * (16 + 4)
+        == 19 * 16 + 7 * 4 + 12 * 4 + 3 * 16 + 3 * (4 * 16 + 4 * 4) + 5 * (16 + 4) + 5 * (16 + 4)
     shipped = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", *configs,
                          "--config", f"data_dir={tmp_path / 'data'}", "--",
                          "results/shipped/den-binary-no-plf.npz", "results/shipped/den-binary-plf.npz")
