@@ -103,8 +103,9 @@ def test_den_has_the_appendix_b_architecture_k_10_uniform_keypoints_and_r_2(pape
         assert (model.phi_units, model.psi_units) == ((64, 64, 64), (64, 64, 64, 64)), (name, setting)
         assert model.keypoint_placement == "uniform", (name, setting)
         assert (model.local_bandwidths, model.max_tuples, model.min_tuples, model.tuple_attention,
-                model.gated_pooling, model.feature_count_input, model.tuple_relevance) == \
-            ((), None, None, False, False, False, False), (name, setting)  # options not in the paper: off
+                model.gated_pooling, model.feature_count_input, model.tuple_relevance,
+                model.balanced_relevance) == \
+            ((), None, None, False, False, False, False, False), (name, setting)  # not in the paper: off
         assert model.n_keypoints == (10 if name != "plf_keypoints" else int(setting.split("-")[1]))
         assert model.order == (2 if name != "ablation_r" else int(setting.split("-")[1]))
         assert model.head == ("multiclass" if name == "openml_mc" else "binary")

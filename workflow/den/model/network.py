@@ -208,7 +208,7 @@ class DENNetwork(tf.Module):
             per_class = tf.maximum(2.0 * tf.reduce_sum(labels, axis=0), 1.0)  # (2,)
             signed = sign * tf.reduce_sum(labels / per_class[None, :], axis=1)  # (m,)
             scale = 5.0
-        else:  # the mean over rows
+        else:  # the mean over rows, in the arithmetic the models pre-trained with it used
             signed, scale = sign, 5.0 * tf.cast(m, tf.float32)
         out = []
         for b in self.config.local_bandwidths:
