@@ -223,8 +223,11 @@ def _load_model(args):
     models = []
     for name in args.name.split(","):
         model = DEN.load(args.out / "models" / f"{name}.npz")
-        if override:
-            model = DEN(dataclasses.replace(model.config, **override), model.network, model.metadata)
+        if override:  # a new network of the changed config (its own options, e.g.
+            # balanced_relevance, live in its config), holding the pre-trained weights
+            changed = DEN(dataclasses.replace(model.config, **override), metadata=model.metadata)
+            changed.network.set_weights_dict(model.network.weights_dict())
+            model = changed
         models.append(model)
     return models[0] if len(models) == 1 else models
 
