@@ -100,6 +100,46 @@ def test_help_explains_every_option(command, capsys):
             assert action.option_strings[-1] in text
 
 
+def test_classifier_keywords_are_the_fit_settings():
+    """DENClassifier's keywords and den.fitting.FitSettings's fields: the same names in the same
+    order with the same defaults (``fit_table`` reads the defaults from FitSettings)."""
+    import dataclasses
+    import inspect
+
+    from den.api import DENClassifier
+    from den.fitting import FitSettings
+
+    keywords = list(inspect.signature(DENClassifier.__init__).parameters.values())[1:]
+    fields = dataclasses.fields(FitSettings)
+    assert [p.name for p in keywords] == [f.name for f in fields]
+    assert [p.default for p in keywords] == [f.default for f in fields]
+
+
+def test_predict_does_not_import_scikit_learn(model_and_tables, tmp_path):
+    """`den predict` fits through den.fitting, so a cold command does not pay scikit-learn's
+    import (issue 22); the predictions are DENClassifier's."""
+    import subprocess
+    import sys
+
+    from den.api import DENClassifier
+
+    model, support, query = model_and_tables
+    out = tmp_path / "pred.csv"
+    program = ("import sys; from den.cli import main; "
+               f"code = main({_predict_args(model, support, query, out)!r}); "
+               "print(code, 'sklearn' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    assert run.stdout.split() == ["0", "False"], run.stderr
+    frame = pd.read_csv(support)
+    clf = DENClassifier(model=str(model)).fit(frame.drop(columns="label"), frame["label"],
+                                              X_unlabeled=pd.read_csv(query))
+    expected = clf.predict_proba(pd.read_csv(query))
+    written = pd.read_csv(out)
+    np.testing.assert_allclose(written[[f"proba_{c}" for c in clf.classes_]].to_numpy(), expected,
+                               rtol=1e-5, atol=1e-6)
+    assert (written["prediction"] == clf.predict(pd.read_csv(query))).all()
+
+
 def test_fine_tuning_defaults_agree_everywhere():
     from den.api import DENClassifier
     from den.train.finetune import FinetuneConfig
@@ -134,13 +174,13 @@ def _predict_args(model, support, query, out):
 
 def test_output_paths_are_checked_before_any_work(tmp_path, csv_tasks, model_and_tables, capsys,
                                                   monkeypatch):
-    import den.api
+    import den.fitting
     import den.train.pretrain
 
     def no_work(*args, **kwargs):
         raise AssertionError("the work started before the output path was checked")
 
-    monkeypatch.setattr(den.api.DENClassifier, "fit", no_work)
+    monkeypatch.setattr(den.fitting, "fit_table", no_work)
     monkeypatch.setattr(den.train.pretrain, "pretrain", no_work)
     (tmp_path / "a_file").write_text("x")
     (tmp_path / "m.npz.checkpoint").write_text("x")

@@ -44,11 +44,11 @@ def test_the_classifier_picks_the_shipped_model_its_fit_needs(monkeypatch):
     """No model given: the default preset (network adaptation) and preset "fast" load the
     PLF-free model, a fine-tuning fit (preset "paper", or variant "den") the PLF model whose
     calibration it tunes."""
-    import den.api
+    import den.fitting
 
     loaded = []
-    real = den.api.load_model
-    monkeypatch.setattr(den.api, "load_model", lambda path: loaded.append(path) or real(path))
+    real = den.fitting.load_model
+    monkeypatch.setattr(den.fitting, "load_model", lambda path: loaded.append(path) or real(path))
     task = make_task("pick", 120, 4, seed=5)
     default = DENClassifier(finetune_network_steps=2).fit(task.x[:50], task.y[:50])
     paper = DENClassifier(preset="paper", finetune_epochs=1, finetune_steps_per_epoch=1)

@@ -3,7 +3,8 @@
 Liu, Milani Fard and Zhao, "Distribution Embedding Networks for Generalization from a
 Diverse Set of Classification Tasks". Entry points:
 
-- ``den.api.DENClassifier``: a pre-trained DEN fine-tuned on a small support set.
+- ``den.api.DENClassifier``: a pre-trained DEN fine-tuned on a small support set
+  (scikit-learn style; ``den.fitting.fit_table`` is the same fit without scikit-learn).
 - ``den.train.pretrain.pretrain``: episodic pre-training over tasks of any width.
 - ``den.model.den.DEN``: a model, ``DEN.save`` / ``DEN.load``.
 - ``python -m den``: the command line.

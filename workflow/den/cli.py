@@ -181,8 +181,8 @@ class _Interrupted(Exception):
 def _predict(args) -> None:
     import pandas as pd
 
-    from den.api import DENClassifier
     from den.data.encoding import read_table, split_target
+    from den.fitting import FitSettings, fit_table
     from den.io import atomic_write, check_output_path
 
     check_output_path(args.out, "--out")
@@ -190,24 +190,24 @@ def _predict(args) -> None:
     features, labels = split_target(support, args.target, f"support file {args.support!r}")
     query = read_table(args.query, "query")
     query_features = query.drop(columns=[args.target]) if args.target in query.columns else query
-    clf = DENClassifier(model=args.model, preset=args.preset, variant=args.variant,
-                        finetune_epochs=args.finetune_epochs,
-                        finetune_steps_per_epoch=args.finetune_steps_per_epoch,
-                        finetune_learning_rate=args.finetune_learning_rate, chunk_rows=args.chunk_rows,
-                        min_support_rows=args.min_support_rows, seed=args.seed,
-                        finetune_ensemble=args.finetune_ensemble,
-                        finetune_early_stopping=args.finetune_early_stopping,
-                        finetune_early_stopping_tolerance=args.finetune_early_stopping_tolerance,
-                        finetune_output_scaling=args.finetune_output_scaling,
-                        finetune_output_scaling_learning_rate=args.finetune_output_scaling_learning_rate,
-                        finetune_feature_counts=tuple(args.finetune_feature_counts),
-                        finetune_feature_counts_tolerance=args.finetune_feature_counts_tolerance,
-                        finetune_network_steps=args.finetune_network_steps,
-                        finetune_network_learning_rate=args.finetune_network_learning_rate)
-    clf.fit(features, labels, X_unlabeled=query_features)
-    proba = clf.predict_proba(query_features)
-    out = pd.DataFrame({"prediction": clf.classes_[proba.argmax(axis=1)]})
-    for k, label in enumerate(clf.classes_):
+    settings = FitSettings(model=args.model, preset=args.preset, variant=args.variant,
+                           finetune_epochs=args.finetune_epochs,
+                           finetune_steps_per_epoch=args.finetune_steps_per_epoch,
+                           finetune_learning_rate=args.finetune_learning_rate, chunk_rows=args.chunk_rows,
+                           min_support_rows=args.min_support_rows, seed=args.seed,
+                           finetune_ensemble=args.finetune_ensemble,
+                           finetune_early_stopping=args.finetune_early_stopping,
+                           finetune_early_stopping_tolerance=args.finetune_early_stopping_tolerance,
+                           finetune_output_scaling=args.finetune_output_scaling,
+                           finetune_output_scaling_learning_rate=args.finetune_output_scaling_learning_rate,
+                           finetune_feature_counts=tuple(args.finetune_feature_counts),
+                           finetune_feature_counts_tolerance=args.finetune_feature_counts_tolerance,
+                           finetune_network_steps=args.finetune_network_steps,
+                           finetune_network_learning_rate=args.finetune_network_learning_rate)
+    table = fit_table(settings, features, labels, X_unlabeled=query_features)
+    proba = table.proba(query_features, args.chunk_rows)
+    out = pd.DataFrame({"prediction": table.classes[proba.argmax(axis=1)]})
+    for k, label in enumerate(table.classes):
         out[f"proba_{label}"] = proba[:, k]
     if args.keep_query_columns:
         out = pd.concat([query.reset_index(drop=True), out], axis=1)
@@ -262,7 +262,7 @@ def _pretrain(args) -> None:
 
 
 def _info(args) -> None:
-    from den.api import load_model
+    from den.fitting import load_model
     from den.pretrained import shipped_model_path
 
     finetune = PRESETS[args.preset]["variant"] == "den"

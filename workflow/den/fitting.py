@@ -1,0 +1,226 @@
+"""Fitting a pre-trained DEN to a labelled support table: the one implementation behind
+``DENClassifier.fit`` and ``den predict``.
+
+    table = fit_table(FitSettings(preset="fast"), X_support, y_support)
+    proba = table.proba(X_query)                    # (m, L), columns in table.classes order
+
+``fit_table`` checks the settings and labels, encodes the support table (``TabularEncoder``),
+loads the model (the shipped one when none is given) and fits it to the task
+(``den.train.finetune.fit_task``). Nothing here imports scikit-learn, so ``den predict``
+does not pay its import on a cold start (issue 22); ``den.api.DENClassifier`` is the
+scikit-learn face of the same fit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import numpy as np
+
+from den.data.encoding import FeatureCountError, TabularEncoder, encode_labels
+from den.errors import DENInputError, DENModelError
+from den.model.den import DEN
+from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRESETS, shipped_model_path
+from den.train.finetune import FinetuneConfig, FittedTask, adapt_config, fit_task
+
+VARIANTS = ("den", "no_finetune", "adapt")
+# The ``finetune_*`` settings each variant reads (``fit_table`` refuses others changed under a
+# preset).
+VARIANT_SETTINGS = {
+    "den": (
+        "finetune_epochs", "finetune_steps_per_epoch", "finetune_learning_rate", "finetune_ensemble",
+        "finetune_early_stopping", "finetune_early_stopping_tolerance", "finetune_output_scaling",
+        "finetune_output_scaling_learning_rate", "finetune_feature_counts",
+        "finetune_feature_counts_tolerance"),
+    "adapt": ("finetune_ensemble", "finetune_network_steps", "finetune_network_learning_rate"),
+    "no_finetune": (),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class FitSettings:
+    """How a pre-trained DEN meets a task: the keywords of ``den.api.DENClassifier``, with the
+    same names, defaults and meanings (its docstring says what each does; a test checks that
+    the two agree)."""
+
+    model: str | os.PathLike | DEN | None = None
+    preset: str = "default"
+    variant: str | None = None
+    finetune_epochs: int = 10
+    finetune_steps_per_epoch: int = 10
+    finetune_learning_rate: float = 0.001
+    chunk_rows: int | None = None
+    min_support_rows: int = 10
+    seed: int = 0
+    finetune_ensemble: int = 1
+    finetune_early_stopping: bool = False
+    finetune_early_stopping_tolerance: float = 0.0
+    finetune_output_scaling: bool = False
+    finetune_output_scaling_learning_rate: float = 0.1
+    finetune_feature_counts: tuple[int, ...] = ()
+    finetune_feature_counts_tolerance: float = 0.0
+    finetune_network_steps: int = ADAPT_NETWORK_STEPS
+    finetune_network_learning_rate: float = ADAPT_NETWORK_LEARNING_RATE
+
+
+@dataclasses.dataclass
+class FittedTable:
+    """A pre-trained DEN fitted to a support table (``fit_table``).
+
+    Attributes:
+        fitted: the fitted task (its task models, one-vs-rest class models, losses).
+        encoder: the support table's column encoding, applied to query tables.
+        classes: (L,) the labels, sorted; ``proba``'s columns follow this order.
+        n_features: number of feature columns.
+    """
+
+    fitted: FittedTask
+    encoder: TabularEncoder
+    classes: np.ndarray
+    n_features: int
+
+    def proba(self, X, chunk_rows: int | None = None) -> np.ndarray:
+        """(m, L) class probabilities of the query table X (m rows, the support's columns)."""
+        return self.fitted.proba(encode_query(self.encoder, X), chunk_rows)
+
+
+_LOADED: dict[tuple[str, float, int], DEN] = {}
+
+
+def load_model(model: str | os.PathLike | DEN) -> DEN:
+    """A ``DEN`` from a path (cached per file and modification time) or as given.
+
+    Raises:
+        DENModelError: naming the path: it does not exist, is a directory or is not a DEN
+            model file.
+    """
+    if isinstance(model, DEN):
+        return model
+    path = Path(model)
+    if path.is_dir():
+        raise DENModelError(f"DEN model {str(path)!r} is a directory, not a model file; give the "
+                            f".npz file written by `den pretrain` (or DEN.save)")
+    try:
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_mtime, stat.st_size)
+    except OSError:
+        return _load(path)  # raises DENModelError naming the path
+    if key not in _LOADED:
+        _LOADED[key] = _load(path)
+    return _LOADED[key]
+
+
+def _load(path: Path) -> DEN:
+    """``DEN.load``, whose error for a file that is not an .npz archive of plain arrays (text,
+    a pickle, object arrays) would quote numpy's advice to allow pickles: a DEN model file
+    never needs them, so say it is not one."""
+    try:
+        return DEN.load(path)
+    except DENModelError as err:
+        if "allow_pickle" not in str(err):
+            raise
+        raise DENModelError(f"{str(path)!r} is not a DEN model file (a DEN model is an .npz archive "
+                            f"of plain arrays; a DENClassifier saved with pickle or joblib is loaded "
+                            f"with pickle.load or joblib.load); give the .npz file written by "
+                            f"`den pretrain` (or DEN.save)") from err
+
+
+def fit_table(settings: FitSettings, X, y, X_unlabeled=None) -> FittedTable:
+    """Fit a pre-trained DEN to the support table (X, y).
+
+    Args:
+        settings: the model, preset, variant and fine-tuning settings.
+        X: (n, d) array or DataFrame; NaN/None = missing; booleans and strings allowed.
+        y: (n,) labels of any type (at least two classes), except continuous numbers
+            (floats not all whole numbers: a regression target) and complex numbers.
+        X_unlabeled: optional rows without labels (e.g. the query set); they only widen
+            each feature's keypoint span.
+
+    Raises:
+        DENInputError: no labels (y None), continuous labels, one class, too few rows,
+            infinite values, more classes than the model supports, a bad preset or variant,
+            or fine-tuning settings the preset's variant would ignore.
+        DENModelError: the model path is not a readable DEN model.
+    """
+    if settings.preset not in PRESETS:
+        raise DENInputError(f"preset must be one of {tuple(PRESETS)}, got {settings.preset!r}")
+    variant = PRESETS[settings.preset]["variant"] if settings.variant is None else settings.variant
+    if variant not in VARIANTS:
+        raise DENInputError(f"variant must be one of {VARIANTS} (or None: the preset's), "
+                            f"got {settings.variant!r}")
+    if settings.variant is None:  # settings the preset's variant would silently ignore
+        changed = [field.name for field in dataclasses.fields(FitSettings)
+                   if field.name.startswith("finetune_")
+                   and getattr(settings, field.name) != field.default
+                   and field.name not in VARIANT_SETTINGS[variant]]
+        if changed:
+            raise DENInputError(f"{', '.join(changed)} given, but preset {settings.preset!r} "
+                                f"(variant {variant!r}) does not use them: add variant='den' "
+                                f"(or preset='paper') to fine-tune the calibration")
+    den = load_model(shipped_model_path(finetune=variant == "den") if settings.model is None
+                     else settings.model)
+    if y is None:
+        raise DENInputError("DENClassifier requires y to be passed, but the target y is None: "
+                            "give the support set's labels, one per row of X")
+    codes, classes = encode_labels(y)
+    if classes.dtype.kind == "f":
+        finite = classes[np.isfinite(classes)]
+        fractional = finite[finite != np.floor(finite)]
+        if len(fractional):
+            raise DENInputError(f"the support labels are continuous (e.g. {fractional[0]:g} is "
+                                f"not a whole number): DEN is a classifier; give class labels "
+                                f"(integers or strings), or bin a regression target into classes")
+    if len(codes) == 0:
+        raise DENInputError("the support set has no rows; DEN needs labelled rows of at least "
+                            "two classes")
+    if len(classes) < 2:
+        raise DENInputError(f"the support set has a single class ({classes.tolist()}); with "
+                            f"one class there is nothing to classify: DEN needs labelled rows "
+                            f"of at least two classes")
+    if len(codes) < settings.min_support_rows:
+        raise DENInputError(f"the support set has {len(codes)} rows; at least "
+                            f"{settings.min_support_rows} are needed (min_support_rows)")
+    if den.config.head != "binary" and len(classes) > den.config.n_classes_supported:
+        raise DENInputError(
+            f"the support set has {len(classes)} classes but the model supports at most "
+            f"{den.config.n_classes_supported} ({den.config.head} head); use a model "
+            f"pre-trained with the multiclass head and max_classes >= {len(classes)}")
+    encoder = TabularEncoder()
+    x = encoder.fit_transform(X, "support features")
+    if x.shape[0] != len(codes):
+        raise DENInputError(f"{x.shape[0]} support rows but {len(codes)} labels")
+    unlabeled = None if X_unlabeled is None else encoder.transform(X_unlabeled, "unlabeled features")
+    config = None
+    if variant == "den":
+        config = FinetuneConfig(epochs=settings.finetune_epochs,
+                                steps_per_epoch=settings.finetune_steps_per_epoch,
+                                learning_rate=settings.finetune_learning_rate, seed=settings.seed,
+                                ensemble=settings.finetune_ensemble,
+                                early_stopping=settings.finetune_early_stopping,
+                                early_stopping_tolerance=settings.finetune_early_stopping_tolerance,
+                                output_scaling=settings.finetune_output_scaling,
+                                output_scaling_learning_rate=settings.finetune_output_scaling_learning_rate,
+                                feature_counts=tuple(settings.finetune_feature_counts),
+                                feature_counts_tolerance=settings.finetune_feature_counts_tolerance)
+    elif variant == "adapt":
+        config = adapt_config(settings.seed, settings.finetune_ensemble, settings.finetune_network_steps,
+                              settings.finetune_network_learning_rate,
+                              one_vs_rest=PRESETS[settings.preset].get("one_vs_rest", True))
+    fitted = fit_task(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
+    return FittedTable(fitted, encoder, classes, x.shape[1])
+
+
+def encode_query(encoder: TabularEncoder, X, estimator: str = "DENClassifier") -> np.ndarray:
+    """The query table X as the fitted ``encoder``'s features, (m, d) float32.
+
+    Raises:
+        DENInputError: another number of columns than the support table had (in
+            scikit-learn's words, naming ``estimator``), or a value the encoder cannot take.
+    """
+    try:
+        return encoder.transform(X, "query features")
+    except FeatureCountError as err:  # in scikit-learn's words too
+        raise DENInputError(f"X has {err.given} features, but {estimator} is expecting "
+                            f"{err.expected} features as input: {err}") from None
