@@ -330,6 +330,17 @@ def test_a_setting_the_presets_variant_ignores_is_refused(small_binary_model, ta
         DENClassifier(model=small_binary_model, preset=preset, **setting).fit(frame[:50], labels[:50])
 
 
+def test_an_empty_feature_count_list_is_the_default_not_a_setting(small_binary_model, table):
+    """finetune_feature_counts=[] (an empty list, as a grid search may give) equals the default
+    (), so a preset that does not read it accepts it; [3] under that preset is refused."""
+    frame, labels = table
+    DENClassifier(model=small_binary_model, preset="fast", finetune_feature_counts=[]).fit(
+        frame[:50], labels[:50])
+    with pytest.raises(DENInputError, match="finetune_feature_counts given, but preset 'fast'"):
+        DENClassifier(model=small_binary_model, preset="fast", finetune_feature_counts=[3]).fit(
+            frame[:50], labels[:50])
+
+
 def test_an_adapted_classifier_pickles_with_its_own_network_weights(small_binary_model, table):
     """The adapted weights travel with the fitted classifier, the shared DEN keeps its own: an
     unpickled adapted classifier predicts what it did, and a plain one beside it is unchanged."""

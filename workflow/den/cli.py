@@ -179,6 +179,8 @@ class _Interrupted(Exception):
 
 
 def _predict(args) -> None:
+    import dataclasses
+
     import pandas as pd
 
     from den.data.encoding import read_table, split_target
@@ -190,20 +192,9 @@ def _predict(args) -> None:
     features, labels = split_target(support, args.target, f"support file {args.support!r}")
     query = read_table(args.query, "query")
     query_features = query.drop(columns=[args.target]) if args.target in query.columns else query
-    settings = FitSettings(model=args.model, preset=args.preset, variant=args.variant,
-                           finetune_epochs=args.finetune_epochs,
-                           finetune_steps_per_epoch=args.finetune_steps_per_epoch,
-                           finetune_learning_rate=args.finetune_learning_rate, chunk_rows=args.chunk_rows,
-                           min_support_rows=args.min_support_rows, seed=args.seed,
-                           finetune_ensemble=args.finetune_ensemble,
-                           finetune_early_stopping=args.finetune_early_stopping,
-                           finetune_early_stopping_tolerance=args.finetune_early_stopping_tolerance,
-                           finetune_output_scaling=args.finetune_output_scaling,
-                           finetune_output_scaling_learning_rate=args.finetune_output_scaling_learning_rate,
-                           finetune_feature_counts=tuple(args.finetune_feature_counts),
-                           finetune_feature_counts_tolerance=args.finetune_feature_counts_tolerance,
-                           finetune_network_steps=args.finetune_network_steps,
-                           finetune_network_learning_rate=args.finetune_network_learning_rate)
+    # every FitSettings field is a `den predict` option of the same name (dest)
+    settings = FitSettings(**{field.name: getattr(args, field.name)
+                              for field in dataclasses.fields(FitSettings)})
     table = fit_table(settings, features, labels, X_unlabeled=query_features)
     proba = table.proba(query_features, args.chunk_rows)
     out = pd.DataFrame({"prediction": table.classes[proba.argmax(axis=1)]})

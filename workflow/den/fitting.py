@@ -64,6 +64,10 @@ class FitSettings:
     finetune_network_steps: int = ADAPT_NETWORK_STEPS
     finetune_network_learning_rate: float = ADAPT_NETWORK_LEARNING_RATE
 
+    def __post_init__(self):
+        # a tuple, whatever sequence was given, so [] is the default (), not a changed setting
+        object.__setattr__(self, "finetune_feature_counts", tuple(self.finetune_feature_counts))
+
 
 @dataclasses.dataclass
 class FittedTable:
@@ -202,7 +206,7 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None) -> FittedTable:
                                 early_stopping_tolerance=settings.finetune_early_stopping_tolerance,
                                 output_scaling=settings.finetune_output_scaling,
                                 output_scaling_learning_rate=settings.finetune_output_scaling_learning_rate,
-                                feature_counts=tuple(settings.finetune_feature_counts),
+                                feature_counts=settings.finetune_feature_counts,
                                 feature_counts_tolerance=settings.finetune_feature_counts_tolerance)
     elif variant == "adapt":
         config = adapt_config(settings.seed, settings.finetune_ensemble, settings.finetune_network_steps,
