@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from den.data.synthetic import make_tasks
-from den.data.tasks import Task, binary_cuts
+from den.data.tasks import Task, binary_cuts, one_vs_rest_cuts
 from den.errors import DENError, DENInputError
 from den.model.config import ModelConfig
 from den.train.episodes import halve_support, split_rows
@@ -149,3 +149,33 @@ def test_binary_head_pretrains_on_cuts_of_multiclass_tasks():
     assert model.metadata["pretrain"]["multiclass_cuts"] == 2
     with pytest.raises(ValueError, match="multiclass_cuts must be >= 0"):
         PretrainConfig(multiclass_cuts=-1)
+    # one-against-the-rest cuts come after a task's bipartitions, alone or with them
+    config = PretrainConfig(steps=2, query_rows=16, support_rows=16, multiclass_cuts=1,
+                            one_vs_rest_cuts=2, seed=5)
+    model = pretrain([three, *binary], ModelConfig(**SMALL), config, progress=None)
+    assert model.metadata["pretrained_on"] == ["three~b0", "three~r0", "three~r1", binary[0].name]
+    config = PretrainConfig(steps=2, query_rows=16, support_rows=16, one_vs_rest_cuts=1, seed=5)
+    model = pretrain([three], ModelConfig(**SMALL), config, progress=None)
+    assert model.metadata["pretrained_on"] == ["three~r0"]
+    with pytest.raises(ValueError, match="one_vs_rest_cuts must be >= 0"):
+        PretrainConfig(one_vs_rest_cuts=-1)
+
+
+def test_one_vs_rest_cuts_take_each_class_in_turn_reproducibly():
+    rng = np.random.default_rng(0)
+    # classes 0, 1, 3 have rows; 2 has none, so a cut of it would have a single class
+    four = Task("four", rng.normal(size=(30, 2)), np.array([0, 1, 3] * 10), classes=[0, 1, 2, 3])
+    cuts = one_vs_rest_cuts(four, 5, seed=3)
+    assert [c.name for c in cuts] == [f"four~r{j}" for j in range(5)]
+    positives = [c.metadata["positive_classes"] for c in cuts]
+    assert sorted(p[0] for p in positives[:3]) == [0, 1, 3]  # every class once before any twice
+    assert positives[3:] == positives[:2]
+    for cut in cuts:
+        assert cut.x is four.x and cut.classes == [0, 1]
+        assert np.array_equal(cut.y, (four.y == cut.metadata["positive_classes"][0]).astype(np.int32))
+        assert cut.y.sum() == 10  # the class's rows are the positives
+    again = one_vs_rest_cuts(four, 5, seed=3)
+    assert [c.metadata for c in again] == [c.metadata for c in cuts]
+    assert one_vs_rest_cuts(four, 0, seed=3) == []
+    with pytest.raises(ValueError, match="more than two"):
+        one_vs_rest_cuts(Task("two", rng.normal(size=(10, 2)), np.arange(10) % 2), 1, seed=0)

@@ -147,7 +147,7 @@ def load(data: Path, out: Path, name: str):
 
 def cmd_pretrain(args) -> None:
     from den.data.prior import make_prior_tasks
-    from den.data.tasks import binary_cuts
+    from den.data.tasks import binary_cuts, one_vs_rest_cuts
     from den.model.config import ModelConfig
     from den.train.pretrain import PretrainConfig, pretrain
 
@@ -160,6 +160,8 @@ def cmd_pretrain(args) -> None:
         multiclass = [name for name in multiclass if name not in held]
     for name in multiclass if args.binarized else []:
         tasks += binary_cuts(load(args.data, args.out, name), args.binarized, EVAL_SEED)
+    for name in multiclass if args.ovr_cuts else []:
+        tasks += one_vs_rest_cuts(load(args.data, args.out, name), args.ovr_cuts, EVAL_SEED)
     model_settings = {"keypoint_placement": "quantile", **json.loads(args.model)}
     if args.multiclass_head:  # plus the multiclass sets of multiclass_split's training part as they are
         tasks += [load(args.data, args.out, name) for name in multiclass_split(args.data)[1]]
@@ -320,6 +322,7 @@ def main(argv=None) -> None:
     p.add_argument("--model", default="{}", help="ModelConfig keywords as JSON")
     p.add_argument("--pretrain", default="{}", help="PretrainConfig keywords as JSON")
     p.add_argument("--binarized", type=int, default=0, help="binary tasks cut from each multiclass set")
+    p.add_argument("--ovr-cuts", type=int, default=0, help="one-against-the-rest tasks cut from each multiclass set")
     p.add_argument("--hold-mc-validation", action="store_true",
                    help="cut only the multiclass training sets (multiclass_split), not its validation sets")
     p.add_argument("--repeat-binary", type=int, default=1,

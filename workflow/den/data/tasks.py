@@ -118,3 +118,36 @@ def binary_cuts(task: Task, count: int, seed: int) -> list[Task]:
                         feature_names=task.feature_names, classes=[0, 1],
                         metadata={"cut_of": task.name, "positive_classes": np.flatnonzero(side).tolist()}))
     return out
+
+
+def one_vs_rest_cuts(task: Task, count: int, seed: int) -> list[Task]:
+    """``count`` binary tasks of one class of a multiclass ``task`` against the rest, for
+    pre-training a binary head (``PretrainConfig.one_vs_rest_cuts``): the shape of the tasks
+    that fitting one class against the rest gives a binary DEN, and of imbalanced binary tasks
+    (one class among many is rare). Named "<name>~r<j>" (j = 0..count-1).
+
+    The classes are distinct draws while there are enough (a random order of the classes
+    that have rows, then again from its start).
+
+    Args:
+        task: a task of more than two classes.
+        count: number of cuts.
+        seed: with the task's class and row counts, seeds the order (the same task and seed
+            give the same cuts).
+
+    Returns:
+        ``count`` tasks sharing ``task.x`` (not a copy), each y (n,) int32: 1 for the rows of
+        the cut's class, 0 for the others.
+    """
+    if task.n_classes <= 2:
+        raise ValueError(f"task {task.name!r} has {task.n_classes} classes: one-against-the-rest "
+                         f"cuts need more than two")
+    rng = np.random.default_rng([seed, 7, task.n_classes, task.n_rows])
+    order = rng.permutation(np.unique(task.y))
+    out = []
+    for j in range(count):
+        positive = int(order[j % len(order)])
+        out.append(Task(name=f"{task.name}~r{j}", x=task.x, y=(task.y == positive).astype(np.int32),
+                        feature_names=task.feature_names, classes=[0, 1],
+                        metadata={"cut_of": task.name, "positive_classes": [positive]}))
+    return out

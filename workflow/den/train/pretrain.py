@@ -32,7 +32,7 @@ from typing import TextIO
 import numpy as np
 
 from den._tf import tf, tf_keras
-from den.data.tasks import Task, binary_cuts
+from den.data.tasks import Task, binary_cuts, one_vs_rest_cuts
 from den.errors import DENError, DENInputError
 from den.model.calibration import fit_keypoints, impute_unit, to_unit
 from den.model.config import ModelConfig
@@ -65,6 +65,10 @@ class PretrainConfig:
             this many binary tasks, random bipartitions of its classes
             (``den.data.tasks.binary_cuts``, seeded by ``seed``), so multiclass datasets
             widen a binary model's pre-training; 0 (the paper): such a task is refused.
+        one_vs_rest_cuts: binary head only: besides those, each task of more than two
+            classes gives this many tasks of one of its classes against the rest
+            (``den.data.tasks.one_vs_rest_cuts``, seeded by ``seed``): the imbalanced shape of
+            the binary tasks that fitting a multiclass task one class against the rest makes.
         seed: seed of the episodes.
         checkpoint_every: steps between checkpoints (with ``checkpoint_dir``).
     """
@@ -78,6 +82,7 @@ class PretrainConfig:
     learning_rate: float = 1e-3
     flip_rate: float = 0.0
     multiclass_cuts: int = 0
+    one_vs_rest_cuts: int = 0
     seed: int = 0
     checkpoint_every: int = 500
 
@@ -93,8 +98,9 @@ class PretrainConfig:
             problems.append("covariates_min must be <= covariates_max")
         if not self.learning_rate > 0:
             problems.append(f"learning_rate must be > 0, got {self.learning_rate}")
-        if self.multiclass_cuts < 0:
-            problems.append(f"multiclass_cuts must be >= 0, got {self.multiclass_cuts}")
+        for name in ("multiclass_cuts", "one_vs_rest_cuts"):
+            if getattr(self, name) < 0:
+                problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
         if not 0.0 <= self.flip_rate <= 1.0:
             problems.append(f"flip_rate must be in [0, 1], got {self.flip_rate}")
         if problems:
@@ -156,7 +162,8 @@ def _check_tasks(tasks: list[Task], config: ModelConfig) -> None:
         if np.count_nonzero(counts) < 2:
             raise DENInputError(f"task {task.name!r} has a single class; pre-training needs >= 2")
         if task.n_classes > config.n_classes_supported:
-            cuts = (" or cut it into binary tasks (pretrain setting multiclass_cuts > 0)"
+            cuts = (" or cut it into binary tasks (pretrain setting multiclass_cuts or "
+                    "one_vs_rest_cuts > 0)"
                     if config.head == "binary" else "")
             raise DENInputError(
                 f"task {task.name!r} has {task.n_classes} classes but the model's {config.head} "
@@ -168,6 +175,8 @@ def _fingerprint(tasks: list[Task], model_config: ModelConfig, config: PretrainC
     settings = config.to_dict()
     for name in ("steps", "checkpoint_every"):  # may change between runs of one checkpoint
         settings.pop(name)
+    if not settings["one_vs_rest_cuts"]:  # as checkpoints written before the setting existed
+        settings.pop("one_vs_rest_cuts")
     return {"model": model_config.to_dict(), "pretrain": settings,
             "tasks": [[t.name, t.n_rows, t.n_features, t.n_classes] for t in tasks]}
 
@@ -180,7 +189,7 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
     Args:
         tasks: training tasks; numbers of features may differ. Multiclass tasks need
             ``model_config.head == "multiclass"``, or for the binary head
-            ``config.multiclass_cuts`` > 0.
+            ``config.multiclass_cuts`` or ``config.one_vs_rest_cuts`` > 0.
         model_config: architecture (default ``ModelConfig()``).
         config: run settings (default ``PretrainConfig()``).
         checkpoint_dir: where to checkpoint and resume from (None: no checkpoints).
@@ -196,9 +205,11 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
     """
     model_config = model_config or ModelConfig()
     config = config or PretrainConfig()
-    if model_config.head == "binary" and config.multiclass_cuts:
+    if model_config.head == "binary" and (config.multiclass_cuts or config.one_vs_rest_cuts):
         tasks = [cut for task in tasks for cut in
-                 (binary_cuts(task, config.multiclass_cuts, config.seed) if task.n_classes > 2 else [task])]
+                 ([*binary_cuts(task, config.multiclass_cuts, config.seed),
+                   *one_vs_rest_cuts(task, config.one_vs_rest_cuts, config.seed)]
+                  if task.n_classes > 2 else [task])]
     _check_tasks(tasks, model_config)
     model = DEN(model_config)
     net = model.network
