@@ -306,10 +306,15 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
     # the balanced-relevance tables: a model of their own (both DEN rows computed), the classical
     # rows from the corpus tables
     balanced = {**relevance, "balanced_relevance": True}
+    # and so the one-against-the-rest cuts tables, pre-trained otherwise
     for table, source, dataset in (("corpus_balanced", "corpus", "adult"),
-                                   ("corpus_mc_balanced", "corpus_mc", "cars")):
+                                   ("corpus_mc_balanced", "corpus_mc", "cars"),
+                                   ("corpus_ovr", "corpus", "adult"), ("corpus_mc_ovr", "corpus_mc", "cars")):
         assert experiments[table]["model"] == balanced
-        assert experiments[table]["pretrain"] == experiments["corpus_cuts"]["pretrain"]
+        pretrain = {**experiments["corpus_cuts"]["pretrain"]}
+        if "ovr" in table:
+            pretrain.update(multiclass_cuts=2, one_vs_rest_cuts=2)
+        assert experiments[table]["pretrain"] == pretrain
         assert index[f"results/scores/{table}/base/random_forest/{dataset}/3.json"] == \
             f"results/scores/{source}/base/random_forest/{dataset}/3.json"
         for method in ("den_adapt", "den_no_plf"):
@@ -317,7 +322,7 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
     corpus_copies = [path for path in index if path.split("/")[2].startswith("corpus")]
     # nothing else repeats
     assert len(corpus_copies) == 16 * 10 + len(classical) * 4 * 10 + 3 * 4 * (16 + 4) * 10 \
-        + 4 * (16 + 4) * 10
+        + 4 * (16 + 4) * 10 + 3 * (16 + 4) * 10
     # the cuts tables' model: every corpus set, multiclass ones cut into 4 binary tasks, 6,000 steps
     # (one model for both tables, not two pre-training jobs of the same settings)
     for table in ("corpus_cuts", "corpus_mc_cuts"):
@@ -337,6 +342,9 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
     # them, which tables corpus_balanced and corpus_mc_balanced test
     assert wc.shipped_pretrain_params(config) == wc.pretrain_params(config, 0, experiments["corpus_balanced"])
     assert wc.shipped_pretrain_params(config)["multiclass_cuts"] == 4
+    assert "one_vs_rest_cuts" not in wc.shipped_pretrain_params(config)
+    assert models["results/models/corpus_mc_ovr/base/no_plf/all.npz"] == \
+        "results/models/corpus_ovr/base/no_plf/all.npz"
     for plf in (False, True):
         params = wc.shipped_model_params(config, plf)
         assert params == {**config["model"], **balanced, "head": "binary", "use_calibration": plf,
@@ -441,7 +449,7 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
                      "--config", f"data_dir={tmp_path / 'data'}", "--", *tables)
     assert dry.returncode == 0, dry.stderr[-3000:]
     counts = _job_counts(dry)
-    assert counts["table"] == 14 and counts["prepare_dataset"] == 126
+    assert counts["table"] == 16 and counts["prepare_dataset"] == 126
     meta = {name for name, spec in default["methods"].items() if spec["kind"] == "meta"}
     binary_meta = [m for m in experiments["corpus"]["methods"] if m in meta]
     multiclass_meta = [m for m in experiments["corpus_mc_head"]["methods"] if m in meta]
@@ -452,11 +460,14 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     # (order 3 is table corpus's DEN model, trained once), the gated-pooling model and the
     # tuple-relevance model and the model pre-trained on the multiclass sets' cuts as well (each one
     # for its binary and its multiclass table; the network-adaptation tables use the cuts model),
-    # and the balanced-relevance model (one for its two tables)
-    assert counts["pretrain"] == 2 + 1 + len(binary_meta) + len(multiclass_meta) + 2 + 1 + 1 + 1 + 1, counts
+    # the balanced-relevance model and the one-against-the-rest cuts model (one each for its two
+    # tables)
+    assert counts["pretrain"] == \
+        2 + 1 + len(binary_meta) + len(multiclass_meta) + 2 + 1 + 1 + 1 + 1 + 1, counts
     assert counts["evaluate"] == sum(len(spec["methods"]) * len(spec["datasets"]) * len(wc.settings(spec))
                                      for spec in experiments.values()) \
-        == 19 * 16 + 7 * 4 + 12 * 4 + 3 * 16 + 3 * (4 * 16 + 4 * 4) + 5 * (16 + 4) + 5 * (16 + 4)
+        == 19 * 16 + 7 * 4 + 12 * 4 + 3 * 16 + 3 * (4 * 16 + 4 * 4) + 5 * (16 + 4) + 5 * (16 + 4) \
+        + 5 * 16 + 4 * 4
     shipped = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", *configs,
                          "--config", f"data_dir={tmp_path / 'data'}", "--",
                          "results/shipped/den-binary-no-plf.npz", "results/shipped/den-binary-plf.npz")

@@ -11,9 +11,9 @@ candidate setting is compared with the others split by split.
 
     python docs/benchmarks/corpus_dev.py split                   # print the split
     python docs/benchmarks/corpus_dev.py pretrain NAME --steps 1000 [--model JSON] [--pretrain JSON]
-        [--binarized K [--hold-mc-validation]] [--repeat-binary R] [--prior N] [--no-real]
+        [--binarized K] [--ovr-cuts J] [--hold-mc-validation] [--repeat-binary R] [--prior N] [--no-real]
         # K binary tasks cut from each multiclass set (not from the multiclass validation sets),
-        # N prior tasks
+        # and J of one class against the rest; N prior tasks
     python docs/benchmarks/corpus_dev.py evaluate NAME LABEL --finetune JSON | --no-finetune
     python docs/benchmarks/corpus_dev.py classical               # random forest, small-data GBT, LR-CV
     python docs/benchmarks/corpus_dev.py evaluate-mc NAME LABEL ...  # multiclass validation sets
@@ -322,7 +322,8 @@ def main(argv=None) -> None:
     p.add_argument("--model", default="{}", help="ModelConfig keywords as JSON")
     p.add_argument("--pretrain", default="{}", help="PretrainConfig keywords as JSON")
     p.add_argument("--binarized", type=int, default=0, help="binary tasks cut from each multiclass set")
-    p.add_argument("--ovr-cuts", type=int, default=0, help="one-against-the-rest tasks cut from each multiclass set")
+    p.add_argument("--ovr-cuts", type=int, default=0,
+                   help="one-against-the-rest tasks cut from each multiclass set")
     p.add_argument("--hold-mc-validation", action="store_true",
                    help="cut only the multiclass training sets (multiclass_split), not its validation sets")
     p.add_argument("--repeat-binary", type=int, default=1,
