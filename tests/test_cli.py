@@ -115,6 +115,38 @@ def test_classifier_keywords_are_the_fit_settings():
     assert [p.default for p in keywords] == [f.default for f in fields]
 
 
+def test_fit_table_passes_every_paper_setting_to_fine_tuning(monkeypatch, small_binary_model):
+    """Variant "den": each finetune_* setting it reads reaches FinetuneConfig under its own name
+    (without the prefix), the seed too; FitSettings' defaults are FinetuneConfig's."""
+    import dataclasses
+
+    import den.fitting
+    from den.data.synthetic import make_task
+    from den.fitting import VARIANT_SETTINGS, FitSettings, fit_table
+    from den.train.finetune import FinetuneConfig
+
+    defaults = FitSettings()
+    for name in VARIANT_SETTINGS["den"]:
+        assert getattr(defaults, name) == getattr(FinetuneConfig(), name.removeprefix("finetune_")), name
+    seen = []
+    monkeypatch.setattr(den.fitting, "fit_task", lambda *args, **kwargs: seen.append(args[4]) or 1 / 0)
+    changed = dict(finetune_epochs=3, finetune_steps_per_epoch=4, finetune_learning_rate=0.02,
+                   finetune_ensemble=2, finetune_early_stopping=True,
+                   finetune_early_stopping_tolerance=0.5, finetune_output_scaling=True,
+                   finetune_output_scaling_learning_rate=0.3, finetune_feature_counts=(2,),
+                   finetune_feature_counts_tolerance=0.25)
+    assert sorted(changed) == sorted(VARIANT_SETTINGS["den"])  # every setting, each off its default
+    task = make_task("settings", 40, 3, seed=1)
+    with pytest.raises(ZeroDivisionError):
+        fit_table(FitSettings(model=small_binary_model, variant="den", seed=7, **changed), task.x, task.y)
+    expected = FinetuneConfig(seed=7, **{name.removeprefix("finetune_"): value
+                                         for name, value in changed.items()})
+    assert seen == [expected]
+    # each value differs from its default, so a setting dropped on the way would show
+    assert all(getattr(expected, f.name) != f.default for f in dataclasses.fields(FinetuneConfig)
+               if "finetune_" + f.name in changed)
+
+
 def test_predict_does_not_import_scikit_learn(model_and_tables, tmp_path):
     """`den predict` fits through den.fitting, so a cold command does not pay scikit-learn's
     import (issue 22); the predictions are DENClassifier's."""

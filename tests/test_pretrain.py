@@ -56,6 +56,19 @@ def test_checkpoint_of_another_run_is_refused(tmp_path):
         pretrain(tasks[:1], ModelConfig(**SMALL), config, checkpoint_dir=tmp_path, progress=None)
 
 
+def test_checkpoint_fingerprint_names_one_vs_rest_cuts_only_when_set():
+    """Checkpoints written before one_vs_rest_cuts existed have no such key: at 0 the
+    fingerprint leaves it out, so they still resume; a run with the cuts differs from one
+    without."""
+    from den.train.pretrain import _fingerprint
+
+    tasks = make_tasks(1, seed=2, rows=(60, 60), features=(3, 3))
+    plain = _fingerprint(tasks, ModelConfig(**SMALL), PretrainConfig())
+    assert "one_vs_rest_cuts" not in plain["pretrain"] and "multiclass_cuts" in plain["pretrain"]
+    cut = _fingerprint(tasks, ModelConfig(**SMALL), PretrainConfig(one_vs_rest_cuts=2))
+    assert cut["pretrain"]["one_vs_rest_cuts"] == 2 and cut != plain
+
+
 def test_progress_lines():
     import io
 

@@ -39,28 +39,33 @@ VARIANT_SETTINGS = {
 }
 
 
+# FinetuneConfig's defaults (the paper's fine-tuning), which FitSettings' finetune_* fields share.
+_FINETUNE_DEFAULTS = {field.name: field.default for field in dataclasses.fields(FinetuneConfig)}
+
+
 @dataclasses.dataclass(frozen=True)
 class FitSettings:
     """How a pre-trained DEN meets a task: the keywords of ``den.api.DENClassifier``, with the
     same names, defaults and meanings (its docstring says what each does; a test checks that
-    the two agree)."""
+    the two agree). A ``finetune_<name>`` field the paper's fine-tuning reads
+    (``VARIANT_SETTINGS["den"]``) is ``FinetuneConfig.<name>``, default included."""
 
     model: str | os.PathLike | DEN | None = None
     preset: str = "default"
     variant: str | None = None
-    finetune_epochs: int = 10
-    finetune_steps_per_epoch: int = 10
-    finetune_learning_rate: float = 0.001
+    finetune_epochs: int = _FINETUNE_DEFAULTS["epochs"]
+    finetune_steps_per_epoch: int = _FINETUNE_DEFAULTS["steps_per_epoch"]
+    finetune_learning_rate: float = _FINETUNE_DEFAULTS["learning_rate"]
     chunk_rows: int | None = None
     min_support_rows: int = 10
-    seed: int = 0
-    finetune_ensemble: int = 1
-    finetune_early_stopping: bool = False
-    finetune_early_stopping_tolerance: float = 0.0
-    finetune_output_scaling: bool = False
-    finetune_output_scaling_learning_rate: float = 0.1
-    finetune_feature_counts: tuple[int, ...] = ()
-    finetune_feature_counts_tolerance: float = 0.0
+    seed: int = _FINETUNE_DEFAULTS["seed"]
+    finetune_ensemble: int = _FINETUNE_DEFAULTS["ensemble"]
+    finetune_early_stopping: bool = _FINETUNE_DEFAULTS["early_stopping"]
+    finetune_early_stopping_tolerance: float = _FINETUNE_DEFAULTS["early_stopping_tolerance"]
+    finetune_output_scaling: bool = _FINETUNE_DEFAULTS["output_scaling"]
+    finetune_output_scaling_learning_rate: float = _FINETUNE_DEFAULTS["output_scaling_learning_rate"]
+    finetune_feature_counts: tuple[int, ...] = _FINETUNE_DEFAULTS["feature_counts"]
+    finetune_feature_counts_tolerance: float = _FINETUNE_DEFAULTS["feature_counts_tolerance"]
     finetune_network_steps: int = ADAPT_NETWORK_STEPS
     finetune_network_learning_rate: float = ADAPT_NETWORK_LEARNING_RATE
 
@@ -198,16 +203,8 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None) -> FittedTable:
     unlabeled = None if X_unlabeled is None else encoder.transform(X_unlabeled, "unlabeled features")
     config = None
     if variant == "den":
-        config = FinetuneConfig(epochs=settings.finetune_epochs,
-                                steps_per_epoch=settings.finetune_steps_per_epoch,
-                                learning_rate=settings.finetune_learning_rate, seed=settings.seed,
-                                ensemble=settings.finetune_ensemble,
-                                early_stopping=settings.finetune_early_stopping,
-                                early_stopping_tolerance=settings.finetune_early_stopping_tolerance,
-                                output_scaling=settings.finetune_output_scaling,
-                                output_scaling_learning_rate=settings.finetune_output_scaling_learning_rate,
-                                feature_counts=settings.finetune_feature_counts,
-                                feature_counts_tolerance=settings.finetune_feature_counts_tolerance)
+        config = FinetuneConfig(seed=settings.seed, **{
+            name.removeprefix("finetune_"): getattr(settings, name) for name in VARIANT_SETTINGS["den"]})
     elif variant == "adapt":
         config = adapt_config(settings.seed, settings.finetune_ensemble, settings.finetune_network_steps,
                               settings.finetune_network_learning_rate,
