@@ -423,3 +423,60 @@ def test_string_labels_are_predicted_right_on_a_separable_task(small_binary_mode
     head = DENClassifier(model=trained_multiclass_model).fit(x[:60], names[k][:60])
     assert not head.one_vs_rest_
     assert np.mean(head.predict(x[60:]) == names[k][60:]) > 0.9
+
+
+def test_labels_that_mix_types_or_are_infinite_are_named_errors(small_binary_model, table):
+    frame, _ = table
+    mixed = np.array([0, "a"] * 25, dtype=object)
+    with pytest.raises(DENInputError, match=r"support labels mix types \(int, str\)"):
+        DENClassifier(model=small_binary_model).fit(frame[:50], mixed)
+    with pytest.raises(DENInputError, match=r"support labels has infinite values \(inf\)"):
+        DENClassifier(model=small_binary_model).fit(frame[:50], np.array([0.0, np.inf] * 25))
+
+
+@pytest.mark.parametrize("seed", [None, -1, 1.5, True])
+def test_a_seed_that_is_not_a_non_negative_integer_is_refused(small_binary_model, table, seed):
+    frame, labels = table
+    with pytest.raises(DENInputError, match=f"seed must be a non-negative integer, got {seed!r}"):
+        DENClassifier(model=small_binary_model, seed=seed).fit(frame[:50], labels[:50])
+    DENClassifier(model=small_binary_model, seed=np.int64(3), preset="fast").fit(frame[:50], labels[:50])
+
+
+def test_dates_are_days_whatever_their_unit_and_missing_dates_stay_numbers():
+    from den.data.encoding import TabularEncoder
+
+    days = np.array([0, 1, 365, 18262], dtype="int64")
+    stamps = pd.to_datetime(days, unit="D")
+    support = pd.DataFrame({"when": stamps.astype("datetime64[us]"),
+                            "took": pd.to_timedelta(days, unit="D")})
+    support.loc[1, "when"] = pd.NaT  # a missing date does not make the column categorical
+    encoder = TabularEncoder().fit(support)
+    assert encoder.temporal == {"when": "datetime", "took": "timedelta"} and encoder.categories == {}
+    x = encoder.transform(support)
+    np.testing.assert_allclose(x[[0, 2, 3], 0], days[[0, 2, 3]])
+    assert np.isnan(x[1, 0])
+    np.testing.assert_allclose(x[:, 1], days)
+    query = pd.DataFrame({"when": stamps.astype("datetime64[ns]").tz_localize("UTC"),
+                          "took": pd.to_timedelta(days * 24, unit="h")})
+    np.testing.assert_allclose(encoder.transform(query), np.stack([days, days], axis=1))
+    as_text = pd.DataFrame({"when": ["1971-01-01", "not a date"], "took": ["1 days", "2 days"]})
+    with pytest.raises(DENInputError, match="'when' has 'not a date' where the support set had a date"):
+        encoder.transform(as_text)
+    np.testing.assert_allclose(encoder.transform(as_text[:1])[0], [365, 1])
+
+
+def test_an_ordered_categorical_keeps_its_declared_order_and_text_finds_a_category():
+    from den.data.encoding import TabularEncoder
+
+    sizes = pd.Categorical(["small", "xlarge", "medium", "large", "small"],
+                           categories=["small", "medium", "large", "xlarge"], ordered=True)
+    support = pd.DataFrame({"size": sizes, "code": ["1", "2", "A", "2.5", "1"]})
+    encoder = TabularEncoder().fit(support)
+    assert encoder.categories["size"] == ["small", "medium", "large", "xlarge"]
+    np.testing.assert_array_equal(encoder.transform(support)[:, 0], [0, 3, 1, 2, 0])
+    codes = encoder.transform(support)[:, 1]
+    # the same categories given as numbers (as a CSV of digits reads), and an unseen one
+    query = pd.DataFrame({"size": ["large", "huge"], "code": [1, 2.0]})
+    np.testing.assert_array_equal(encoder.transform(query)[:, 1], codes[:2])
+    assert encoder.transform(query)[0, 0] == 2 and np.isnan(encoder.transform(query)[1, 0])
+    assert np.isnan(encoder.transform(pd.DataFrame({"size": ["small"], "code": [3]}))[0, 1])

@@ -293,3 +293,59 @@ def test_version_without_an_installed_distribution(monkeypatch):
 
     monkeypatch.setattr(importlib.metadata, "version", not_installed)
     assert package_version() == den.__version__
+
+
+def test_query_columns_other_than_the_features_are_ignored_and_a_missing_one_is_named(
+        tmp_path, model_and_tables, capsys):
+    """An id column in the query is no feature (kept with --keep-query-columns), and a query
+    that lacks a feature column is refused with the query file's name."""
+    model, support, query = model_and_tables
+    frame = pd.read_csv(query)
+    plain = tmp_path / "plain.csv"
+    assert main(_predict_args(model, support, query, plain)) == 0
+    with_id = tmp_path / "with_id.csv"
+    frame.assign(id=np.arange(len(frame)) + 1000)[["id", "b", "a"]].to_csv(with_id, index=False)
+    out = tmp_path / "pred.csv"
+    assert main(_predict_args(model, support, with_id, out) + ["--keep-query-columns"]) == 0
+    written = pd.read_csv(out)
+    assert list(written.columns[:3]) == ["id", "b", "a"] and (written["id"] == frame.index + 1000).all()
+    np.testing.assert_allclose(written[["proba_no", "proba_yes"]],
+                               pd.read_csv(plain)[["proba_no", "proba_yes"]], atol=1e-6)
+    lacking = tmp_path / "lacking.csv"
+    frame.drop(columns="b").to_csv(lacking, index=False)
+    capsys.readouterr()
+    assert main(_predict_args(model, support, lacking, tmp_path / "none.csv")) == 2
+    err = capsys.readouterr().err
+    assert f"query file {str(lacking)!r} lacks the support's feature column(s) ['b']" in err
+    assert not (tmp_path / "none.csv").exists()
+
+
+def test_a_category_column_read_as_numbers_in_the_query_keeps_its_codes(tmp_path, model_and_tables):
+    """pandas reads each CSV's types alone: a category column of "A", "B", "1", "2" in the
+    support is text, the same column holding only 1 and 2 in the query is numbers. Those
+    must be the support's categories "1" and "2", not unseen (missing) values."""
+    model, _, _ = model_and_tables
+    rng = np.random.default_rng(3)
+    code = rng.choice(["A", "B", "1", "2"], 60)
+    frame = pd.DataFrame({"a": rng.normal(size=60), "code": code})
+    frame["label"] = np.where((frame["code"].isin(["1", "A"])) ^ (frame["a"] > 0), "yes", "no")
+    frame.to_csv(tmp_path / "support.csv", index=False)
+    query = pd.DataFrame({"a": rng.normal(size=30), "code": rng.choice(["1", "2"], 30)})
+    query.to_csv(tmp_path / "digits.csv", index=False)
+    assert pd.read_csv(tmp_path / "digits.csv")["code"].dtype.kind == "i"  # what pandas does
+    query.assign(code=query["code"].map({"1": "x1", "2": "x2"})).to_csv(tmp_path / "unseen.csv", index=False)
+    outs = {}
+    for name in ("digits", "unseen"):
+        outs[name] = tmp_path / f"{name}_pred.csv"
+        assert main(_predict_args(model, tmp_path / "support.csv", tmp_path / f"{name}.csv", outs[name])
+                    + ["--preset", "fast"]) == 0
+    from den.api import DENClassifier
+
+    read = pd.read_csv(tmp_path / "support.csv")
+    clf = DENClassifier(model=str(model), preset="fast").fit(read[["a", "code"]], read["label"],
+                                                             X_unlabeled=query)
+    expected = clf.predict_proba(query)  # the query's codes as text, as in the support
+    digits = pd.read_csv(outs["digits"])[["proba_no", "proba_yes"]].to_numpy()
+    np.testing.assert_allclose(digits, expected, atol=1e-6)
+    assert not np.allclose(pd.read_csv(outs["unseen"])[["proba_no", "proba_yes"]].to_numpy(), expected,
+                           atol=1e-3)  # missing codes would give other probabilities

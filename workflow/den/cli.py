@@ -9,7 +9,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from den.errors import DENError
+from den.errors import DENError, DENInputError
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRESETS
 
 DESCRIPTION = """\
@@ -101,7 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "and write class predictions and probabilities for every row of a query "
                     "table. Feature columns may hold numbers, booleans, strings (categories) and "
                     "blanks (missing). The query needs the support's feature columns (any order); "
-                    "a target column in the query is ignored.")
+                    "its other columns (a target, an id) are ignored, and copied to the output "
+                    "with --keep-query-columns.")
     p.add_argument("--model", metavar="PATH",
                    help="pre-trained DEN model file (from `den pretrain`); default: the model "
                         "shipped with the package for --preset (docs/model-card.md)")
@@ -191,7 +192,12 @@ def _predict(args) -> None:
     support = read_table(args.support, "support")
     features, labels = split_target(support, args.target, f"support file {args.support!r}")
     query = read_table(args.query, "query")
-    query_features = query.drop(columns=[args.target]) if args.target in query.columns else query
+    missing = [c for c in features.columns if c not in query.columns]
+    if missing:
+        raise DENInputError(f"query file {args.query!r} lacks the support's feature column(s) "
+                            f"{[str(c) for c in missing]}; its columns are "
+                            f"{[str(c) for c in query.columns]}")
+    query_features = query[list(features.columns)]  # others (the target, an id) are not features
     # every FitSettings field is a `den predict` option of the same name (dest)
     settings = FitSettings(**{field.name: getattr(args, field.name)
                               for field in dataclasses.fields(FitSettings)})

@@ -155,6 +155,10 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None) -> FittedTable:
     """
     if settings.preset not in PRESETS:
         raise DENInputError(f"preset must be one of {tuple(PRESETS)}, got {settings.preset!r}")
+    if isinstance(settings.seed, (bool, np.bool_)) or not isinstance(settings.seed, (int, np.integer)) \
+            or settings.seed < 0:
+        raise DENInputError(f"seed must be a non-negative integer, got {settings.seed!r}: DEN's "
+                            f"fits are seeded so that they repeat (e.g. seed=0)")
     variant = PRESETS[settings.preset]["variant"] if settings.variant is None else settings.variant
     if variant not in VARIANTS:
         raise DENInputError(f"variant must be one of {VARIANTS} (or None: the preset's), "

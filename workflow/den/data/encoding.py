@@ -1,8 +1,11 @@
 """Turning user tables (numpy arrays or pandas frames) into DEN's numeric covariates and labels.
 
-Numbers stay numbers; booleans become 0/1; strings and categories become integer codes
-(in sorted order of the values seen when fitting; unseen values become missing); missing
-values (None, NaN, pandas NA) become NaN, which the calibration imputes. Infinite values,
+Numbers stay numbers; booleans become 0/1; dates and times become days since 1970-01-01
+(durations: days), whatever their unit; strings and categories become integer codes (in
+sorted order of the values seen when fitting, or in the declared order of an ordered pandas
+categorical; unseen values become missing; a category is found by its text when its type
+differs, as when one CSV file gives "1" and another 1); missing values (None, NaN, NaT, pandas
+NA) become NaN, which the calibration imputes. Infinite values,
 values beyond float32 range, complex numbers and values that are neither strings, booleans
 nor numbers (a dict) are errors that name the column; sparse matrices are an error (DEN needs
 dense input).
@@ -74,17 +77,46 @@ def _is_numeric(col: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
 
 
+def _temporal_kind(col: pd.Series) -> str | None:
+    """"datetime" or "timedelta" for a column of dates/times or durations, else None."""
+    if pd.api.types.is_datetime64_any_dtype(col):
+        return "datetime"
+    if pd.api.types.is_timedelta64_dtype(col):
+        return "timedelta"
+    return None
+
+
+def _days(series: pd.Series, kind: str, what: str, name: str) -> np.ndarray:
+    """(n,) float64 days since 1970-01-01 (kind "datetime", time zones read as UTC) or days
+    (kind "timedelta"), NaN where missing; a value that is not a date (duration) is an error."""
+    if kind == "datetime":
+        parsed = pd.to_datetime(series, utc=True, errors="coerce")
+        days = (parsed - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(days=1)
+    else:
+        days = pd.to_timedelta(series, errors="coerce") / pd.Timedelta(days=1)
+    values = days.to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = series.notna().to_numpy() & np.isnan(values)
+    if bad.any():
+        expected = "a date" if kind == "datetime" else "a duration"
+        raise DENInputError(f"{what} column {name!r} has {series[bad].iloc[0]!r} where the support "
+                            f"set had {expected}")
+    return values
+
+
 class TabularEncoder:
     """Maps a table's columns to float32 features, remembering how (fit on the support set).
 
     Attributes (after ``fit``):
         columns: column names in order ("x0", "x1", ... for arrays).
-        categories: for each non-numeric column, the sorted values seen, by column name.
+        categories: for each non-numeric column, the sorted values seen (an ordered pandas
+            categorical: its declared categories in order), by column name.
+        temporal: "datetime" or "timedelta" for each column of dates or durations, by name.
     """
 
     def __init__(self):
         self.columns: list[str] | None = None
         self.categories: dict[str, list] = {}
+        self.temporal: dict[str, str] = {}
         self._from_array = False
 
     def fit(self, x, what: str = "support features") -> TabularEncoder:
@@ -96,14 +128,20 @@ class TabularEncoder:
         self.columns = [str(c) for c in frame.columns]
         if len(set(self.columns)) != len(self.columns):
             raise DENInputError(f"{what} has duplicate column names: {self.columns}")
-        self.categories = {}
+        self.categories, self.temporal = {}, {}
         for name, col in zip(self.columns, frame.columns):
             series = frame[col]
+            if _temporal_kind(series):
+                self.temporal[name] = _temporal_kind(series)
+                continue
             if _is_numeric(series) or pd.api.types.is_bool_dtype(series):
                 continue
             converted = pd.to_numeric(series, errors="coerce")
             if converted.notna().sum() == series.notna().sum():
                 continue  # numbers stored as objects/strings
+            if isinstance(series.dtype, pd.CategoricalDtype) and series.dtype.ordered:
+                self.categories[name] = list(series.dtype.categories)  # the declared order
+                continue
             try:
                 values = series.dropna().unique().tolist()
             except TypeError as err:
@@ -138,12 +176,16 @@ class TabularEncoder:
             raise FeatureCountError(f"{what} has {frame.shape[1]} columns but the support set had "
                                     f"{len(self.columns)}", frame.shape[1], len(self.columns))
         out = np.empty(frame.shape, dtype=np.float32)
+        temporal = getattr(self, "temporal", {})  # encoders pickled before dates were read
         for j, name in enumerate(self.columns):
             series = frame.iloc[:, j]
-            if name in self.categories:
+            if name in temporal:
+                out[:, j] = _days(series, temporal[name], what, name)
+            elif name in self.categories:
                 lookup = {v: float(i) for i, v in enumerate(self.categories[name])}
-                values = series.map(
-                    lambda v, lookup=lookup, name=name: _category_code(v, lookup, what, name))
+                text = _text_lookup(self.categories[name])
+                values = series.map(lambda v, lookup=lookup, text=text, name=name:
+                                    _category_code(v, lookup, text, what, name))
                 out[:, j] = values.to_numpy(dtype=np.float64)
             else:
                 if pd.api.types.is_bool_dtype(series) or series.dtype == object:
@@ -175,13 +217,33 @@ class TabularEncoder:
         return self.fit(x, what).transform(x, what)
 
 
-def _category_code(v, lookup: dict, what: str, name: str) -> float:
+def _category_code(v, lookup: dict, text: dict, what: str, name: str) -> float:
+    """The code of category ``v``: by value (``lookup``), else by its text (``text``: a
+    value of another type that reads the same, as 1 for "1"), else NaN (unseen)."""
     if _isna(v):
         return np.nan
     try:
-        return lookup.get(v, np.nan)
+        code = lookup.get(v)
     except TypeError as err:  # unhashable (a dict, a list)
         raise _cell_type_error(what, name, v) from err
+    return text.get(_text(v), np.nan) if code is None else code
+
+
+def _text(v) -> str:
+    """How a category reads in a CSV file: 1, 1.0 and "1" all read "1"."""
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)) and np.isfinite(v) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _text_lookup(categories: list) -> dict[str, float]:
+    """Code by text of each category whose text no other category shares."""
+    texts = [_text(v) for v in categories]
+    return {t: float(i) for i, t in enumerate(texts) if texts.count(t) == 1}
 
 
 def _isna(v) -> bool:
@@ -198,7 +260,8 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
         (codes (n,) int32, classes (L,) the original values in sorted order).
 
     Raises:
-        DENInputError: missing labels, complex labels, a 2-d label array or a sparse matrix.
+        DENInputError: missing, infinite or complex labels, labels of types that cannot be
+            sorted together (0 and "a"), a 2-d label array or a sparse matrix.
     """
     import scipy.sparse
 
@@ -216,7 +279,20 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
     missing = pd.isna(arr)
     if missing.any():
         raise DENInputError(f"{what} has {int(missing.sum())} missing values; drop those rows")
-    classes, codes = np.unique(arr, return_inverse=True)
+    if arr.dtype.kind == "f":
+        infinite = arr[np.isinf(arr)].tolist()
+    else:
+        infinite = [v for v in arr if isinstance(v, (float, np.floating)) and np.isinf(v)]
+    if infinite:
+        raise DENInputError(f"{what} has infinite values ({infinite[0]}); give class labels "
+                            f"(integers or strings)")
+    try:
+        classes, codes = np.unique(arr, return_inverse=True)
+    except TypeError as err:  # e.g. 0 and "a": numpy cannot order them
+        types = sorted({type(v).__name__ for v in arr})
+        raise DENInputError(f"{what} mix types ({', '.join(types)}) that cannot be sorted into "
+                            f"classes; give labels of one type, e.g. all strings "
+                            f"(y.astype(str))") from err
     return codes.astype(np.int32), classes
 
 
