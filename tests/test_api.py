@@ -250,7 +250,8 @@ def test_query_columns_must_match(small_binary_model, table):
     clf = DENClassifier(model=small_binary_model, variant="no_finetune").fit(frame[:50], labels[:50])
     with pytest.raises(DENInputError, match=r"missing \['colour'\], unexpected \['color'\]"):
         clf.predict(frame[50:].rename(columns={"colour": "color"}))
-    with pytest.raises(DENInputError, match="has 2 columns"):
+    with pytest.raises(DENInputError, match="has 2 columns"), \
+            pytest.warns(UserWarning, match="X does not have valid feature names"):
         clf.predict(np.zeros((3, 2)))
 
 
@@ -480,3 +481,24 @@ def test_an_ordered_categorical_keeps_its_declared_order_and_text_finds_a_catego
     np.testing.assert_array_equal(encoder.transform(query)[:, 1], codes[:2])
     assert encoder.transform(query)[0, 0] == 2 and np.isnan(encoder.transform(query)[1, 0])
     assert np.isnan(encoder.transform(pd.DataFrame({"size": ["small"], "code": [3]}))[0, 1])
+
+
+def test_feature_names_are_recorded_and_an_array_after_a_frame_is_warned_about(small_binary_model,
+                                                                               table):
+    import warnings
+
+    frame, labels = table
+    clf = DENClassifier(model=small_binary_model, preset="fast").fit(frame[:50], labels[:50])
+    assert clf.feature_names_in_.dtype == object and list(clf.feature_names_in_) == list(frame.columns)
+    numeric = frame[["num0", "num1", "num2", "num3"]]
+    clf = DENClassifier(model=small_binary_model, preset="fast").fit(numeric[:50], labels[:50])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        expected = clf.predict_proba(numeric[50:])  # a frame after a frame: no warning
+    with pytest.warns(UserWarning, match="X does not have valid feature names, but DENClassifier "
+                                         "was fitted with feature names"):
+        np.testing.assert_allclose(clf.predict_proba(numeric[50:].to_numpy()), expected, atol=1e-6)
+    clf.fit(numeric[:50].to_numpy(), labels[:50])  # refitted on an array: no names
+    assert not hasattr(clf, "feature_names_in_")
+    with pytest.warns(UserWarning, match="X has feature names, but DENClassifier was fitted without"):
+        clf.predict_proba(numeric[50:])

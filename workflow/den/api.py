@@ -69,6 +69,10 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
     Attributes (after ``fit``):
         classes_: (L,) the labels, sorted; ``predict_proba`` columns follow this order.
         n_features_in_: number of feature columns.
+        feature_names_in_: (d,) object array of the column names, where X was a pandas frame
+            whose column names are all strings (as in scikit-learn). Such a frame's columns
+            may come in any order at prediction; an array then is taken column by column,
+            with scikit-learn's warning that X has no valid feature names.
         task_models_: the fitted ``TaskModel`` of each fine-tuning run (one without an ensemble).
         task_model_: the first of them.
         finetune_losses_: loss per fine-tuning step (of the first run; of class 0's first
@@ -138,6 +142,10 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         self.encoder_ = table.encoder
         self.classes_ = table.classes
         self.n_features_in_ = table.n_features
+        if _column_names(X) is not None:
+            self.feature_names_in_ = _column_names(X)
+        elif hasattr(self, "feature_names_in_"):  # refitted on an array
+            del self.feature_names_in_
         self.task_models_ = fitted.task_models
         self.task_model_ = fitted.task_models[0]
         self.finetune_losses_ = fitted.losses[0]
@@ -156,7 +164,14 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
     def _encode_query(self, X) -> np.ndarray:
         """The query rows as the fitted encoder's features (NotFittedError before ``fit``)."""
         self._check_fitted()
-        return encode_query(self.encoder_, X, type(self).__name__)
+        name, named = type(self).__name__, _column_names(X) is not None
+        if hasattr(self, "feature_names_in_") and not named:
+            warnings.warn(f"X does not have valid feature names, but {name} was fitted with "
+                          f"feature names", UserWarning, stacklevel=3)
+        elif named and not hasattr(self, "feature_names_in_"):
+            warnings.warn(f"X has feature names, but {name} was fitted without feature names",
+                          UserWarning, stacklevel=3)
+        return encode_query(self.encoder_, X, name)
 
     def decision_function(self, X) -> np.ndarray:
         """Binary tasks: (m,) scores of ``classes_[1]`` (logits; with the multiclass head, the
@@ -181,3 +196,12 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         """(m,) predicted labels (values of ``classes_``)."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
+
+
+def _column_names(X) -> np.ndarray | None:
+    """(d,) object array of a pandas frame's column names where all are strings (what
+    scikit-learn records as ``feature_names_in_``), else None."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not all(isinstance(c, str) for c in columns):
+        return None
+    return np.asarray(columns, dtype=object)
