@@ -502,3 +502,14 @@ def test_feature_names_are_recorded_and_an_array_after_a_frame_is_warned_about(s
     assert not hasattr(clf, "feature_names_in_")
     with pytest.warns(UserWarning, match="X has feature names, but DENClassifier was fitted without"):
         clf.predict_proba(numeric[50:])
+
+
+def test_a_column_without_values_in_the_support_is_missing_whatever_the_query_holds():
+    from den.data.encoding import TabularEncoder
+
+    support = pd.DataFrame({"a": [1.0, 2.0, 3.0], "note": [None, None, None]})
+    encoder = TabularEncoder().fit(support)
+    assert encoder.empty == {"note"} and encoder.categories == {}
+    x = encoder.transform(pd.DataFrame({"a": [2.0, 5.0], "note": ["late", 7]}))
+    np.testing.assert_array_equal(x[:, 0], [2.0, 5.0])
+    assert np.isnan(x[:, 1]).all()

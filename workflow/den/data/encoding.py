@@ -111,12 +111,15 @@ class TabularEncoder:
         categories: for each non-numeric column, the sorted values seen (an ordered pandas
             categorical: its declared categories in order), by column name.
         temporal: "datetime" or "timedelta" for each column of dates or durations, by name.
+        empty: the columns with no value in the support set (all missing); whatever a query
+            holds there is missing too, as nothing says how to read it.
     """
 
     def __init__(self):
         self.columns: list[str] | None = None
         self.categories: dict[str, list] = {}
         self.temporal: dict[str, str] = {}
+        self.empty: set[str] = set()
         self._from_array = False
 
     def fit(self, x, what: str = "support features") -> TabularEncoder:
@@ -128,9 +131,12 @@ class TabularEncoder:
         self.columns = [str(c) for c in frame.columns]
         if len(set(self.columns)) != len(self.columns):
             raise DENInputError(f"{what} has duplicate column names: {self.columns}")
-        self.categories, self.temporal = {}, {}
+        self.categories, self.temporal, self.empty = {}, {}, set()
         for name, col in zip(self.columns, frame.columns):
             series = frame[col]
+            if not series.notna().any():
+                self.empty.add(name)
+                continue
             if _temporal_kind(series):
                 self.temporal[name] = _temporal_kind(series)
                 continue
@@ -176,10 +182,13 @@ class TabularEncoder:
             raise FeatureCountError(f"{what} has {frame.shape[1]} columns but the support set had "
                                     f"{len(self.columns)}", frame.shape[1], len(self.columns))
         out = np.empty(frame.shape, dtype=np.float32)
-        temporal = getattr(self, "temporal", {})  # encoders pickled before dates were read
+        temporal = getattr(self, "temporal", {})  # encoders pickled before these were read
+        empty = getattr(self, "empty", set())
         for j, name in enumerate(self.columns):
             series = frame.iloc[:, j]
-            if name in temporal:
+            if name in empty:
+                out[:, j] = np.nan
+            elif name in temporal:
                 out[:, j] = _days(series, temporal[name], what, name)
             elif name in self.categories:
                 lookup = {v: float(i) for i, v in enumerate(self.categories[name])}
