@@ -2,8 +2,9 @@
 
 Numbers stay numbers; booleans become 0/1; dates and times become days since 1970-01-01
 (durations: days), whatever their unit; strings and categories become integer codes (in
-sorted order of the values seen when fitting, or in the declared order of an ordered pandas
-categorical; unseen values become missing; a category is found by its text when its type
+sorted order of the values seen when fitting, whatever a pandas categorical declares: OpenML's
+nominal columns come as ordered categoricals whose order means nothing; unseen values become
+missing; a category is found by its text when its type
 differs, as when one CSV file gives "1" and another 1); missing values (None, NaN, NaT, pandas
 NA) become NaN, which the calibration imputes. Infinite values,
 values beyond float32 range, complex numbers and values that are neither strings, booleans
@@ -108,8 +109,7 @@ class TabularEncoder:
 
     Attributes (after ``fit``):
         columns: column names in order ("x0", "x1", ... for arrays).
-        categories: for each non-numeric column, the sorted values seen (an ordered pandas
-            categorical: its declared categories in order), by column name.
+        categories: for each non-numeric column, the sorted values seen, by column name.
         temporal: "datetime" or "timedelta" for each column of dates or durations, by name.
         empty: the columns with no value in the support set (all missing); whatever a query
             holds there is missing too, as nothing says how to read it.
@@ -145,9 +145,6 @@ class TabularEncoder:
             converted = pd.to_numeric(series, errors="coerce")
             if converted.notna().sum() == series.notna().sum():
                 continue  # numbers stored as objects/strings
-            if isinstance(series.dtype, pd.CategoricalDtype) and series.dtype.ordered:
-                self.categories[name] = list(series.dtype.categories)  # the declared order
-                continue
             try:
                 values = series.dropna().unique().tolist()
             except TypeError as err:
