@@ -271,9 +271,9 @@ def test_reference_method_is_paired_with_the_best_classical_method_of_the_whole_
 
 
 def test_reference_keys_are_checked():
-    config = {"datasets": {"a": {"source": "sklearn"}},
+    config = {"datasets": {"a": {"source": "sklearn"}, "p": {"source": "sklearn"}},
               "methods": {"den": {"kind": "den"}, "rf": {"kind": "direct", "model": "random_forest"}},
-              "experiments": {"t": {"datasets": ["a"], "methods": ["den", "rf"], "pretrain_on": ["a"],
+              "experiments": {"t": {"datasets": ["a"], "methods": ["den", "rf"], "pretrain_on": ["p"],
                                     "per_dataset": True, "reference": ["rf"]}}}
     spec = experiments(config)["t"]
     assert spec["reference"] == ["rf"] and spec["reference_method"] == "den"
@@ -299,7 +299,59 @@ def test_config_cross_references_are_checked():
     with pytest.raises(ConfigError, match="leave-one-dataset-out needs >= 2 datasets"):
         experiments(config)
     config["experiments"]["t"] = {"datasets": ["a"], "methods": ["den"], "pretrain_on": ["a"]}
+    with pytest.raises(ConfigError, match=r"experiments.t.pretrain_on: \['a'\] are also evaluated"):
+        experiments(config)  # pre-training on an evaluation set
+    config["datasets"]["p"] = {"source": "sklearn"}
+    config["experiments"]["t"] = {"datasets": ["a"], "methods": ["den"], "pretrain_on": ["p"]}
     assert experiments(config)["t"]["repeats"] == 20  # defaults filled in
+    for change, message in (
+            ({"figure": True}, "experiments.t.figure: a figure plots the metric against the swept values"),
+            ({"sweep": {"order": [1, 2], "steps": [1]}},
+             r"give exactly one key to sweep, not \['order', 'steps'\]"),
+            ({"subtask_features": [8, 3]}, r"subtask_features: \[8, 3\] is not a range")):
+        bad = {**config, "experiments": {"t": {**config["experiments"]["t"], **change}}}
+        with pytest.raises(ConfigError, match=message):
+            experiments(bad)
+    with pytest.raises(ConfigError, match=r"generated_tasks.rows: \[2000, 500\] is not a range"):
+        experiments({**config, "generated_tasks": {"count": 2, "seed": 1, "rows": [2000, 500]}})
+
+
+def test_a_target_of_no_experiment_names_the_experiments_there_are():
+    from den.workflow_config import comparison_score_files, figure_score_files, score_files
+
+    config = {"datasets": {"a": {"source": "sklearn"}, "p": {"source": "sklearn"}},
+              "methods": {"den": {"kind": "den"}},
+              "experiments": {"t": {"datasets": ["a"], "methods": ["den"], "pretrain_on": ["p"],
+                                    "repeats": 2},
+                              "s": {"datasets": ["a"], "methods": ["den"], "pretrain_on": ["p"],
+                                    "repeats": 1, "sweep": {"order": [1, 2]}, "figure": True}}}
+    assert len(score_files(config, "t")) == 2 and comparison_score_files(config, "t") == []
+    assert len(figure_score_files(config, "s")) == 2
+    for call, target in ((score_files, "tables"), (comparison_score_files, "tables"),
+                         (figure_score_files, "figures")):
+        with pytest.raises(ConfigError, match=rf"results/{target}/nonexistent: the config has no experiment "
+                                              r"'nonexistent'; its experiments are \['s', 't'\]"):
+            call(config, "nonexistent")
+    with pytest.raises(ConfigError, match=r"results/figures/t: experiment 't' has no sweep to plot against; "
+                                          r"the experiments with one are \['s'\]"):
+        figure_score_files(config, "t")
+
+
+def test_a_schema_error_is_one_line_that_names_the_key():
+    from pathlib import Path
+
+    import yaml
+
+    from den.workflow_config import schema_error
+
+    schema = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
+    config = yaml.safe_load((schema.parents[2] / "config" / "config.yaml").read_text())
+    assert schema_error(config, schema) is None
+    assert schema_error({**config, "pretrian": 5}, schema) == \
+        "the config's top level: Additional properties are not allowed ('pretrian' was unexpected)"
+    assert schema_error({**config, "seed": -5}, schema) == "seed: -5 is less than the minimum of 0"
+    bad = {**config, "pretrain": {**config.get("pretrain", {}), "steps": "ten"}}
+    assert schema_error(bad, schema) == "pretrain.steps: 'ten' is not of type 'integer'"
 
 
 def test_simulated_plus_others_holds_each_dataset_out_and_data_dir_resolves_paths():

@@ -41,6 +41,22 @@ class ConfigError(ValueError):
     """A config that names things that do not exist; the message names the key."""
 
 
+def schema_error(config: dict, schema_file) -> str | None:
+    """The first way ``config`` breaks the JSON schema in ``schema_file``, in one line that
+    names the key (e.g. "pretrain.steps: 'ten' is not of type 'integer'"), or None where it
+    fits. Snakemake's own message prints the whole schema and config after it."""
+    import jsonschema
+    import yaml
+
+    with open(schema_file) as handle:
+        schema = yaml.safe_load(handle)
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(config))
+    if error is None:
+        return None
+    where = ".".join(str(p) for p in error.absolute_path) or "the config's top level"
+    return f"{where}: {error.message}"
+
+
 def simulated_datasets(config: dict) -> list[str]:
     """Names of the CNN-zoo tasks: "sim-<images>-p<percent>", one per image set and target
     positive share in ``cnn_zoo.cutoffs`` (0.3 -> "p30"; see ``den.simulate.cnn_zoo``)."""
@@ -80,6 +96,10 @@ def generated_datasets(config: dict) -> dict[str, dict]:
     count, seed = settings.pop("count"), settings.pop("seed")
     rows = tuple(settings.pop("rows", GENERATED_ROWS))
     features = tuple(settings.pop("features", GENERATED_FEATURES))
+    for key, (low, high) in (("rows", rows), ("features", features)):
+        if low > high:
+            raise ConfigError(f"generated_tasks.{key}: [{low}, {high}] is not a range [low, high] "
+                              f"with low <= high")
     return generated_task_specs(count, seed=seed, rows=rows, features=features, prefix=GENERATED_PREFIX,
                                 **settings)
 
@@ -125,7 +145,20 @@ def experiments(config: dict) -> dict[str, dict]:
             except ValueError as err:
                 raise ConfigError(f"methods.{method}: {err}") from err
         if full["sweep"] is not None and len(full["sweep"]) != 1:
-            raise ConfigError(f"experiments.{name}.sweep: give exactly one key to sweep")
+            raise ConfigError(f"experiments.{name}.sweep: give exactly one key to sweep, not "
+                              f"{sorted(full['sweep'])} (a config given with --configfile is merged "
+                              f"over the default config's, so a sweep there keeps its key)")
+        if full["figure"] and not full["sweep"]:
+            raise ConfigError(f"experiments.{name}.figure: a figure plots the metric against the "
+                              f"swept values; give a sweep or set figure: false")
+        if full["subtask_features"] and full["subtask_features"][0] > full["subtask_features"][1]:
+            raise ConfigError(f"experiments.{name}.subtask_features: {full['subtask_features']} is not "
+                              f"a range [low, high] with low <= high")
+        leaked = sorted(set(pretrain_on) & set(full["datasets"]))
+        if leaked:
+            raise ConfigError(f"experiments.{name}.pretrain_on: {leaked} are also evaluated "
+                              f"(datasets); pre-training on an evaluation set leaks its labels. "
+                              f"Use 'others' for leave-one-dataset-out")
         if full["compare_to"] is not None and full["compare_to"] not in config["experiments"]:
             raise ConfigError(f"experiments.{name}.compare_to: unknown experiment {full['compare_to']!r}")
         _check_reference(name, full)
@@ -362,16 +395,47 @@ def score_file(experiment: str, setting: str, method: str, dataset: str, repeat)
     return f"results/scores/{experiment}/{setting}/{method}/{dataset}/{repeat}.json"
 
 
+def experiment_spec(config: dict, name: str, target: str) -> dict:
+    """The experiment ``name`` (``experiments``' entry) that the file ``target`` is made from.
+
+    Raises:
+        ConfigError: no such experiment; the message lists the config's experiments.
+    """
+    specs = experiments(config)
+    if name not in specs:
+        raise ConfigError(f"{target}: the config has no experiment {name!r}; its experiments are "
+                          f"{sorted(specs)} (each gives results/tables/<name>.tex)")
+    return specs[name]
+
+
+def figure_score_files(config: dict, name: str) -> list[str]:
+    """``score_files`` of an experiment that has a figure (rule figure's input).
+
+    Raises:
+        ConfigError: no such experiment, or it sweeps nothing to plot against.
+    """
+    spec = experiment_spec(config, name, f"results/figures/{name}")
+    if not spec["sweep"]:
+        swept = sorted(n for n, s in experiments(config).items() if s["sweep"])
+        raise ConfigError(f"results/figures/{name}: experiment {name!r} has no sweep to plot against; "
+                          f"the experiments with one are {swept}")
+    return score_files(config, name)
+
+
 def score_files(config: dict, experiment: str) -> list[str]:
-    """Every evaluation JSON of an experiment: one per (setting, method, dataset, repeat)."""
-    spec = experiments(config)[experiment]
+    """Every evaluation JSON of an experiment: one per (setting, method, dataset, repeat).
+
+    Raises:
+        ConfigError: no such experiment (a table asked for that the config does not define).
+    """
+    spec = experiment_spec(config, experiment, f"results/tables/{experiment}")
     return [score_file(experiment, s, m, d, r) for s in settings(spec)
             for m in spec["methods"] for d in spec["datasets"] for r in range(spec["repeats"])]
 
 
 def comparison_score_files(config: dict, experiment: str) -> list[str]:
     """The score files of the experiment's ``compare_to`` experiment (or none)."""
-    other = experiments(config)[experiment]["compare_to"]
+    other = experiment_spec(config, experiment, f"results/tables/{experiment}")["compare_to"]
     return score_files(config, other) if other else []
 
 

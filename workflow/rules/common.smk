@@ -8,7 +8,11 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))  # the den package
 from den import workflow_config as wc  # noqa: E402
 
 
-validate(config, "../schemas/config.schema.yaml")
+SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
+_schema_error = wc.schema_error(config, SCHEMA)  # one line naming the key, not a schema dump
+if _schema_error:
+    raise wc.ConfigError(f"config does not fit {SCHEMA.name} (see config/README.md): {_schema_error}")
+validate(config, "../schemas/config.schema.yaml")  # fills in the schema's defaults
 EXPERIMENTS = wc.experiments(config)
 MODEL_FILES = wc.model_index(config)  # model file -> the one job that trains that model
 SCORE_FILES = wc.score_index(config, MODEL_FILES)  # repeated evaluation -> the job that does it

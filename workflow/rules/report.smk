@@ -28,7 +28,7 @@ rule table:
 
 rule figure:
     input:
-        scores=lambda wildcards: wc.score_files(config, wildcards.experiment),
+        scores=lambda wildcards: wc.figure_score_files(config, wildcards.experiment),
     output:
         pdf=report("results/figures/{experiment}.pdf", category="Figures"),
         png=report("results/figures/{experiment}.png", category="Figures"),
