@@ -316,6 +316,27 @@ def test_config_cross_references_are_checked():
         experiments({**config, "generated_tasks": {"count": 2, "seed": 1, "rows": [2000, 500]}})
 
 
+def test_method_keys_its_kind_ignores_and_empty_comparisons_are_refused():
+    config = {"datasets": {name: {"source": "sklearn"} for name in ("a", "b", "p")},
+              "methods": {"den": {"kind": "den"}, "knn": {"kind": "direct", "model": "knn"}},
+              "experiments": {"t": {"datasets": ["a"], "methods": ["den", "knn"], "pretrain_on": ["p"]},
+                              "u": {"datasets": ["b"], "methods": ["den"], "pretrain_on": ["p"]}}}
+    assert set(experiments(config)) == {"t", "u"}
+    for method, message in (({"kind": "direct", "model": "knn", "variant": "den"},
+                             r"method 'knn': \['variant'\] would be ignored by a direct method"),
+                            ({"kind": "direct", "model": "knn", "hidden": [8]},
+                             r"\['hidden'\] would be ignored by a direct method other than mlp"),
+                            ({"kind": "den", "model": "mlp"},
+                             r"\['model'\] would be ignored by a den method")):
+        with pytest.raises(ConfigError, match=message):
+            experiments({**config, "methods": {**config["methods"], "knn": method}})
+    for other, message in (("t", "compared with itself"), ("u", "'u' evaluates none of this experiment's")):
+        bad = {**config, "experiments": {**config["experiments"],
+                                         "t": {**config["experiments"]["t"], "compare_to": other}}}
+        with pytest.raises(ConfigError, match=f"experiments.t.compare_to: .*{message}"):
+            experiments(bad)
+
+
 def test_a_target_of_no_experiment_names_the_experiments_there_are():
     from den.workflow_config import comparison_score_files, figure_score_files, score_files
 

@@ -41,6 +41,13 @@ def check_method(name: str, spec: dict) -> None:
     kind = spec.get("kind")
     if kind not in METHOD_KINDS:
         raise ValueError(f"method {name!r}: kind must be one of {METHOD_KINDS}, got {kind!r}")
+    keys = {"den": {"kind", "variant", "label"}, "direct": {"kind", "model", "hidden", "label"},
+            "meta": {"kind", "model", "settings", "label"}}[kind]
+    ignored = sorted(set(spec) - keys)
+    if ignored or ("hidden" in spec and spec.get("model") != "mlp"):
+        raise ValueError(f"method {name!r}: {ignored or ['hidden']} would be ignored by a "
+                         f"{kind} method{'' if ignored else ' other than mlp'}; its keys are "
+                         f"{sorted(keys)} (hidden: mlp only)")
     if kind == "den" and spec.get("variant", "den") not in DEN_VARIANTS:
         raise ValueError(f"method {name!r}: variant must be one of {DEN_VARIANTS}")
     if kind == "direct" and spec.get("model") not in DIRECT_MODELS:

@@ -159,8 +159,15 @@ def experiments(config: dict) -> dict[str, dict]:
             raise ConfigError(f"experiments.{name}.pretrain_on: {leaked} are also evaluated "
                               f"(datasets); pre-training on an evaluation set leaks its labels. "
                               f"Use 'others' for leave-one-dataset-out")
-        if full["compare_to"] is not None and full["compare_to"] not in config["experiments"]:
-            raise ConfigError(f"experiments.{name}.compare_to: unknown experiment {full['compare_to']!r}")
+        other = full["compare_to"]
+        if other is not None and other not in config["experiments"]:
+            raise ConfigError(f"experiments.{name}.compare_to: unknown experiment {other!r}")
+        if other == name:
+            raise ConfigError(f"experiments.{name}.compare_to: an experiment compared with itself "
+                              f"improves on nothing; name another experiment")
+        if other is not None and not set(full["datasets"]) & set(config["experiments"][other]["datasets"]):
+            raise ConfigError(f"experiments.{name}.compare_to: {other!r} evaluates none of this "
+                              f"experiment's datasets, so every paired improvement would be empty")
         _check_reference(name, full)
         _check_overrides(name, full, config)
         if leave_one_out(full) and len(full["datasets"]) < 2:
