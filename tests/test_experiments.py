@@ -337,6 +337,35 @@ def test_method_keys_its_kind_ignores_and_empty_comparisons_are_refused():
             experiments(bad)
 
 
+def test_model_settings_are_checked_when_the_jobs_are_planned():
+    """A model setting that pre-training would refuse stops model_index (the dry run), with
+    where it came from, without importing TensorFlow."""
+    import subprocess
+    import sys
+
+    from den.workflow_config import model_index
+
+    config = {"datasets": {name: {"source": "sklearn"} for name in ("a", "p")},
+              "methods": {"den": {"kind": "den"}},
+              "experiments": {"t": {"datasets": ["a"], "methods": ["den"], "pretrain_on": ["p"],
+                                    "repeats": 1}}}
+    assert model_index(config)
+    for model, sweep, message in (
+            ({"ordr": 3}, None, r"experiments.t \(model, then sweep 'base'\): .*'ordr'.*ModelConfig's keys"),
+            ({"gated_pooling": True, "tuple_attention": True}, None, "experiments.t .*gated_pooling"),
+            ({}, {"order": [1, 20]}, r"experiments.t \(model, then sweep 'order-20'\): .*order"),
+            ({"tuple_relevance": True}, None, "tuple_relevance")):
+        spec = {**config["experiments"]["t"], "model": model, "sweep": sweep}
+        with pytest.raises(ConfigError, match=message):
+            model_index({**config, "experiments": {"t": spec}})
+    with pytest.raises(ConfigError, match="shipped.model: .*'gated_pool'"):
+        model_index({**config, "shipped": {"pretrain_on": ["p"], "model": {"gated_pool": True}}})
+    program = ("import sys; from den.workflow_config import model_index; "
+               f"model_index({config!r}); print('tensorflow' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert run.stdout.split() == ["False"], run.stderr
+
+
 def test_a_target_of_no_experiment_names_the_experiments_there_are():
     from den.workflow_config import comparison_score_files, figure_score_files, score_files
 

@@ -16,6 +16,7 @@ sections for its pre-training runs only (``pretrain`` and ``baselines`` are read
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from den.experiments import (
@@ -287,6 +288,24 @@ def model_params(config: dict, spec: dict, setting: str, kind: str) -> dict:
             "use_calibration": kind == "plf", "seed": config.get("seed", 91620)}
 
 
+def _check_model_config(where: str, params: dict) -> None:
+    """Build ``ModelConfig(**params)`` (TensorFlow-free) so that a bad model setting stops the
+    dry run instead of the pre-training job that would meet it.
+
+    Raises:
+        ConfigError: an unknown key, or values ModelConfig refuses; the message says where.
+    """
+    from den.model.config import ModelConfig
+
+    try:
+        ModelConfig(**params)
+    except TypeError as err:  # an unknown keyword
+        known = sorted(f.name for f in dataclasses.fields(ModelConfig))
+        raise ConfigError(f"{where}: {err}; ModelConfig's keys are {known}") from None
+    except ValueError as err:
+        raise ConfigError(f"{where}: {err}") from None
+
+
 def shipped_datasets(config: dict) -> list[str]:
     """The datasets the model shipped as package data is pre-trained on (rule shipped_model).
 
@@ -372,6 +391,9 @@ def score_index(config: dict, model_files: dict[str, str]) -> dict[str, str]:
     import json
 
     canonical, index = {}, {}
+    if config.get("shipped"):
+        for use_calibration in (False, True):
+            _check_model_config("shipped.model", shipped_model_params(config, use_calibration))
     for name, spec in experiments(config).items():
         for setting in settings(spec):
             for method in spec["methods"]:
@@ -488,10 +510,16 @@ def model_index(config: dict) -> dict[str, str]:
     import json
 
     canonical, index = {}, {}
+    if config.get("shipped"):
+        for use_calibration in (False, True):
+            _check_model_config("shipped.model", shipped_model_params(config, use_calibration))
     for name, spec in experiments(config).items():
         for setting in settings(spec):
             metas = [pretrained_model_kind(m, config["methods"][m]) for m in spec["methods"]
                      if config["methods"][m].get("kind") == "meta"]
+            for kind in ("plf", "no_plf"):
+                _check_model_config(f"experiments.{name} (model, then sweep {setting!r})",
+                                    model_params(config, spec, setting, kind))
             for kind in ("plf", "no_plf", *metas):
                 # DEN's pre-training settings tell its models apart too (an experiment's own
                 # ``pretrain``); the baselines' settings are part of model_params

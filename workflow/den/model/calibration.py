@@ -19,9 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from den._tf import tf, tfl
+from den.model.config import KEYPOINT_PLACEMENTS, MONOTONICITIES
 
-KEYPOINT_PLACEMENTS = ("uniform", "quantile")
-MONOTONICITIES = ("none", "increasing")
 # The input value the lattice layer treats as missing; `to_unit` never produces it.
 MISSING_INPUT_VALUE = -1.0
 

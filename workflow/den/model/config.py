@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from den.model.calibration import KEYPOINT_PLACEMENTS, MONOTONICITIES
-
 HEADS = ("binary", "multiclass")
+# Here, not in den.model.calibration, so that a config is checked without TensorFlow (the
+# workflow's dry run builds every experiment's ModelConfig).
+KEYPOINT_PLACEMENTS = ("uniform", "quantile")
+MONOTONICITIES = ("none", "increasing")
 
 
 @dataclasses.dataclass(frozen=True)
