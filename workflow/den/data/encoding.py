@@ -1,12 +1,12 @@
 """Turning user tables (numpy arrays or pandas frames) into DEN's numeric covariates and labels.
 
 Numbers stay numbers; booleans become 0/1; dates and times become days since 1970-01-01
-(durations: days), whatever their unit; strings and categories become integer codes (in
-sorted order of the values seen when fitting, whatever a pandas categorical declares: OpenML's
-nominal columns come as ordered categoricals whose order means nothing; unseen values become
-missing; a category is found by its text when its type
-differs, as when one CSV file gives "1" and another 1); missing values (None, NaN, NaT, pandas
-NA) become NaN, which the calibration imputes. Infinite values,
+(durations: days), whatever their unit. Strings and categories become integer codes in sorted
+order of the values seen when fitting, whatever order a pandas categorical declares (OpenML's
+nominal columns come as ordered categoricals whose order means nothing); an unseen value
+becomes missing, and a value of another type is found by its text (one CSV file gives "1",
+another 1). Missing values (None, NaN, NaT, pandas NA) become NaN, which the calibration
+imputes, as does everything in a column that held no value when fitting. Infinite values,
 values beyond float32 range, complex numbers and values that are neither strings, booleans
 nor numbers (a dict) are errors that name the column; sparse matrices are an error (DEN needs
 dense input).
@@ -248,8 +248,11 @@ def _text(v) -> str:
 
 def _text_lookup(categories: list) -> dict[str, float]:
     """Code by text of each category whose text no other category shares."""
+    import collections
+
     texts = [_text(v) for v in categories]
-    return {t: float(i) for i, t in enumerate(texts) if texts.count(t) == 1}
+    counts = collections.Counter(texts)
+    return {t: float(i) for i, t in enumerate(texts) if counts[t] == 1}
 
 
 def _isna(v) -> bool:
