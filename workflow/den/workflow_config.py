@@ -391,9 +391,6 @@ def score_index(config: dict, model_files: dict[str, str]) -> dict[str, str]:
     import json
 
     canonical, index = {}, {}
-    if config.get("shipped"):
-        for use_calibration in (False, True):
-            _check_model_config("shipped.model", shipped_model_params(config, use_calibration))
     for name, spec in experiments(config).items():
         for setting in settings(spec):
             for method in spec["methods"]:
