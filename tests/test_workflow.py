@@ -1,6 +1,7 @@
 """The Snakemake workflow end to end on a tiny config (generated data, few steps)."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -530,7 +531,8 @@ def test_a_missing_csv_fails_the_dry_run_naming_it(tmp_path):
     _csv_config(tmp_path)
     dry = _snakemake(tmp_path, "-n")
     out = dry.stdout + dry.stderr
-    assert dry.returncode != 0 and "MissingInputException" in out and "data/c1.csv" in out, out[-3000:]
+    assert dry.returncode != 0 and "datasets.c1.path: 'data/c1.csv' does not exist" in out, out[-3000:]
+    assert "data_dir" in out  # where a relative path is read from, and how to change it
     _write_csv(tmp_path / "data" / "c1.csv", seed=0)
     assert _snakemake(tmp_path, "-n").returncode == 0
 
@@ -577,6 +579,10 @@ def test_dataset_inputs_name_every_local_file_a_job_reads(tmp_path):
         "image_datasets": {"i": {"source": "idx", "path": str(tmp_path / "idx")},
                            "d": {"source": "sklearn", "name": "digits"},
                            "t": {"source": "tfds", "name": "mnist"}}}
+    missing = f"datasets.c.path: '{tmp_path / 'c.csv'}' does not exist (its path 'c.csv' under data_dir"
+    with pytest.raises(wc.ConfigError, match=re.escape(f"{missing} '{tmp_path}')")):
+        wc.dataset_inputs(config, "c")
+    (tmp_path / "c.csv").touch()
     assert wc.dataset_inputs(config, "c") == [str(tmp_path / "c.csv")]
     assert wc.dataset_inputs(config, "absolute") == ["/elsewhere/a.csv"]
     assert wc.dataset_inputs(config, "p") == ["local.csv"]

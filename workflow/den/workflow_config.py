@@ -238,13 +238,27 @@ def dataset_inputs(config: dict, name: str, section: str = "datasets") -> list[s
     """The local files a dataset's prepare job reads (a csv file, local Puzzles files, an idx
     directory's files), its paths resolved as ``dataset_spec`` resolves them; empty for sources
     that generate or download their data. Declared as the job's inputs, a missing file fails a
-    dry run naming it and an edited one reruns exactly the jobs downstream of it."""
+    dry run naming it and an edited one reruns exactly the jobs downstream of it.
+
+    Raises:
+        ConfigError: a csv entry's relative path names no file; the message says where it was
+            looked for and how data_dir changes that.
+    """
     spec = dataset_spec(config, name, section)
     if section == "image_datasets":
         from den.simulate.images import local_files
     else:
         from den.data.sources import local_files
-    return local_files(spec)
+    files = local_files(spec)
+    given = (config[section].get(name) or {}).get("path")
+    if spec.get("source") == "csv" and files and not os.path.isabs(str(given)) \
+            and not os.path.exists(files[0]):  # a missing absolute path: Snakemake names it
+        data_dir = config.get("data_dir")
+        where = (f"its path {given!r} under data_dir {data_dir!r}" if data_dir
+                 else "a relative path is read from the working directory unless the config gives "
+                      "data_dir (--config data_dir=<directory of the files>)")
+        raise ConfigError(f"{section}.{name}.path: {files[0]!r} does not exist ({where})")
+    return files
 
 
 def leave_one_out(spec: dict) -> bool:
