@@ -153,7 +153,11 @@ def test_a_wrong_key_fails_at_start_naming_it(tmp_path):
     bad = {**TINY, "experiments": {"bin": {**TINY["experiments"]["bin"], "repeatz": 3}}}
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(bad))
     run = _snakemake(tmp_path, "-n")
-    assert run.returncode != 0 and "repeatz" in run.stdout + run.stderr
+    out = run.stdout + run.stderr
+    message = ("config does not fit config.schema.yaml (see config/README.md): experiments.bin: "
+               "Additional properties are not allowed ('repeatz' was unexpected)")
+    assert run.returncode != 0 and message in out, out[-3000:]
+    assert "description" not in out  # one line, not Snakemake's dump of the schema and config
 
 
 def test_report_holds_every_table_and_the_figure(finished_run):

@@ -142,8 +142,9 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         self.encoder_ = table.encoder
         self.classes_ = table.classes
         self.n_features_in_ = table.n_features
-        if _column_names(X) is not None:
-            self.feature_names_in_ = _column_names(X)
+        names = _column_names(X)
+        if names is not None:
+            self.feature_names_in_ = names
         elif hasattr(self, "feature_names_in_"):  # refitted on an array
             del self.feature_names_in_
         self.task_models_ = fitted.task_models

@@ -517,7 +517,13 @@ def _held_outs(spec: dict) -> list[str]:
 def model_index(config: dict) -> dict[str, str]:
     """Each pre-trained model file (every member of ``member_files``) -> the file that trains
     the identical model (the first one in config order), so experiments that pre-train alike
-    (e.g. several tables on the simulated tasks with the same settings) share one job."""
+    (e.g. several tables on the simulated tasks with the same settings) share one job.
+
+    Raises:
+        ConfigError: an experiment's model settings (with a sweep value) or the shipped
+            models' are ones ModelConfig refuses; called once when the workflow is planned,
+            so a dry run reports them.
+    """
     import json
 
     canonical, index = {}, {}

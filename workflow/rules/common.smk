@@ -1,6 +1,7 @@
 import sys
 from pathlib import Path
 
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))  # the den package
@@ -9,10 +10,11 @@ from den import workflow_config as wc  # noqa: E402
 
 
 SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
-_schema_error = wc.schema_error(config, SCHEMA)  # one line naming the key, not a schema dump
-if _schema_error:
-    raise wc.ConfigError(f"config does not fit {SCHEMA.name} (see config/README.md): {_schema_error}")
-validate(config, "../schemas/config.schema.yaml")  # fills in the schema's defaults
+try:
+    validate(config, str(SCHEMA))  # also fills in the schema's defaults
+except WorkflowError:  # its message dumps the whole schema and config: name the key instead
+    raise wc.ConfigError(f"config does not fit {SCHEMA.name} (see config/README.md): "
+                         f"{wc.schema_error(config, SCHEMA)}") from None
 EXPERIMENTS = wc.experiments(config)
 MODEL_FILES = wc.model_index(config)  # model file -> the one job that trains that model
 SCORE_FILES = wc.score_index(config, MODEL_FILES)  # repeated evaluation -> the job that does it

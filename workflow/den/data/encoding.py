@@ -137,8 +137,8 @@ class TabularEncoder:
             if not series.notna().any():
                 self.empty.add(name)
                 continue
-            if _temporal_kind(series):
-                self.temporal[name] = _temporal_kind(series)
+            if kind := _temporal_kind(series):
+                self.temporal[name] = kind
                 continue
             if _is_numeric(series) or pd.api.types.is_bool_dtype(series):
                 continue
