@@ -338,8 +338,8 @@ def test_method_keys_its_kind_ignores_and_empty_comparisons_are_refused():
 
 
 def test_model_settings_are_checked_when_the_jobs_are_planned():
-    """A model setting that pre-training would refuse stops model_index (the dry run), with
-    where it came from, without importing TensorFlow."""
+    """A model, pre-training or fine-tuning setting (or combination) that a job would refuse
+    stops model_index (the dry run), with where it came from, without importing TensorFlow."""
     import subprocess
     import sys
 
@@ -360,6 +360,19 @@ def test_model_settings_are_checked_when_the_jobs_are_planned():
             model_index({**config, "experiments": {"t": spec}})
     with pytest.raises(ConfigError, match="shipped.model: .*'gated_pool'"):
         model_index({**config, "shipped": {"pretrain_on": ["p"], "model": {"gated_pool": True}}})
+    # combinations of pre-training and fine-tuning settings, which their classes refuse
+    for bad, message in (
+            ({"finetune": {"early_stopping": True, "ensemble": 1}}, "finetune: .*ensemble >= 2"),
+            ({"finetune": {"feature_counts": [3]}}, "finetune: .*set early_stopping to true"),
+            ({"finetune": {"early_stopping": True, "ensemble": 3, "network_steps": 5}},
+             "finetune: .*network_steps"),
+            ({"pretrain": {"covariates_min": 30}}, r"experiments.t.pretrain .*covariates_min must be <="),
+            ({"pretrain": {"support_rows": 64, "support_rows_min": 100}},
+             r"experiments.t.pretrain .*support_rows_min"),
+            ({"shipped": {"pretrain_on": ["p"], "pretrain": {"query_rows": 0}}},
+             r"shipped.pretrain .*query_rows must be >= 1")):
+        with pytest.raises(ConfigError, match=message):
+            model_index({**config, **bad})
     program = ("import sys; from den.workflow_config import model_index; "
                f"model_index({config!r}); print('tensorflow' in sys.modules)")
     run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)

@@ -54,7 +54,7 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         finetune_early_stopping, finetune_early_stopping_tolerance, finetune_output_scaling,
         finetune_output_scaling_learning_rate, finetune_feature_counts,
         finetune_feature_counts_tolerance, finetune_network_steps,
-        finetune_network_learning_rate: see ``den.train.finetune.FinetuneConfig`` (the
+        finetune_network_learning_rate: see ``den.train.config.FinetuneConfig`` (the
             ``finetune_network_*`` settings serve the "adapt" variant, the others "den"; the
             seed and ``finetune_ensemble`` serve both)
             (``finetune_ensemble`` = k fine-tuning runs whose predictions are averaged;

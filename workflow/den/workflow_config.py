@@ -302,20 +302,19 @@ def model_params(config: dict, spec: dict, setting: str, kind: str) -> dict:
             "use_calibration": kind == "plf", "seed": config.get("seed", 91620)}
 
 
-def _check_model_config(where: str, params: dict) -> None:
-    """Build ``ModelConfig(**params)`` (TensorFlow-free) so that a bad model setting stops the
-    dry run instead of the pre-training job that would meet it.
+def _check_settings(where: str, settings_class, params: dict) -> None:
+    """Build ``settings_class(**params)`` (``ModelConfig``, ``PretrainConfig`` or
+    ``FinetuneConfig``, all TensorFlow-free) so that a bad setting, or a combination the class
+    refuses, stops the dry run instead of the job that would meet it.
 
     Raises:
-        ConfigError: an unknown key, or values ModelConfig refuses; the message says where.
+        ConfigError: an unknown key, or values the class refuses; the message says where.
     """
-    from den.model.config import ModelConfig
-
     try:
-        ModelConfig(**params)
+        settings_class(**params)
     except TypeError as err:  # an unknown keyword
-        known = sorted(f.name for f in dataclasses.fields(ModelConfig))
-        raise ConfigError(f"{where}: {err}; ModelConfig's keys are {known}") from None
+        known = sorted(f.name for f in dataclasses.fields(settings_class))
+        raise ConfigError(f"{where}: {err}; {settings_class.__name__}'s keys are {known}") from None
     except ValueError as err:
         raise ConfigError(f"{where}: {err}") from None
 
@@ -521,22 +520,32 @@ def model_index(config: dict) -> dict[str, str]:
 
     Raises:
         ConfigError: an experiment's model settings (with a sweep value) or the shipped
-            models' are ones ModelConfig refuses; called once when the workflow is planned,
+            models' are ones ModelConfig refuses, or the pre-training (the config's, an
+            experiment's or the shipped models') or fine-tuning settings are ones
+            PretrainConfig or FinetuneConfig refuses; called once when the workflow is planned,
             so a dry run reports them.
     """
     import json
 
+    from den.model.config import ModelConfig
+    from den.train.config import FinetuneConfig, PretrainConfig
+
     canonical, index = {}, {}
+    _check_settings("finetune", FinetuneConfig, config.get("finetune") or {})
     if config.get("shipped"):
         for use_calibration in (False, True):
-            _check_model_config("shipped.model", shipped_model_params(config, use_calibration))
+            _check_settings("shipped.model", ModelConfig, shipped_model_params(config, use_calibration))
+        _check_settings("shipped.pretrain (over the pretrain section)", PretrainConfig,
+                        shipped_pretrain_params(config))
     for name, spec in experiments(config).items():
+        _check_settings(f"experiments.{name}.pretrain (over the pretrain section)", PretrainConfig,
+                        pretrain_params(config, 0, spec))
         for setting in settings(spec):
             metas = [pretrained_model_kind(m, config["methods"][m]) for m in spec["methods"]
                      if config["methods"][m].get("kind") == "meta"]
             for kind in ("plf", "no_plf"):
-                _check_model_config(f"experiments.{name} (model, then sweep {setting!r})",
-                                    model_params(config, spec, setting, kind))
+                _check_settings(f"experiments.{name} (model, then sweep {setting!r})", ModelConfig,
+                                model_params(config, spec, setting, kind))
             for kind in ("plf", "no_plf", *metas):
                 # DEN's pre-training settings tell its models apart too (an experiment's own
                 # ``pretrain``); the baselines' settings are part of model_params

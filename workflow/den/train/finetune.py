@@ -17,6 +17,7 @@ import numpy as np
 from den._tf import tf
 from den.model.task_model import TaskModel
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS
+from den.train.config import FinetuneConfig
 from den.train.episodes import halve_support
 
 
@@ -30,118 +31,6 @@ def adapt_config(seed: int = 0, ensemble: int = 1, steps: int = ADAPT_NETWORK_ST
     pre-trained (``FinetuneConfig.network_one_vs_rest``)."""
     return FinetuneConfig(epochs=0, seed=seed, ensemble=ensemble, network_steps=steps,
                           network_learning_rate=learning_rate, network_one_vs_rest=one_vs_rest)
-
-
-@dataclasses.dataclass(frozen=True)
-class FinetuneConfig:
-    """Settings of fine-tuning.
-
-    Attributes:
-        epochs: passes over the support set (paper: 10).
-        steps_per_epoch: random support/query halvings per epoch.
-        learning_rate: Adam's learning rate for the PLF parameters.
-        seed: seed of the halvings.
-        ensemble: independent fine-tuning runs whose class probabilities are averaged
-            (``fine_tuned_models`` + ``mean_proba``); run j starts from the pre-trained PLFs
-            with halving seed ``seed + j``. 1 is the paper.
-        early_stopping: choose the number of epochs per task by ``ensemble``-fold
-            cross-validation on the support set: run j fine-tunes on every fold but fold j,
-            the held-out loss of fold j is measured before the first and after every epoch,
-            and all runs keep their PLFs from the epoch (0 = pre-trained) with the lowest
-            held-out loss summed over the folds. ``epochs`` is then the most fine-tuning a
-            task can get. False (the paper) fine-tunes every run on all support rows for
-            ``epochs``.
-        early_stopping_tolerance: with ``early_stopping``, keep the earliest epoch within
-            this many standard errors of the best one (``choose_epoch``); 0 keeps the best.
-        output_scaling: also learn the binary head's output map logit -> exp(s) * logit + b
-            (``TaskModel.logit_scale``/``logit_bias``), started from a Platt fit of the
-            pre-trained model's logits on the training rows (``platt_start``), so that
-            the PLFs (and early stopping's held-out loss) answer to how the rows are ranked
-            rather than to how confident the pre-trained model happens to be. False is the
-            paper; the multiclass head has no such map.
-        output_scaling_learning_rate: Adam's learning rate for s and b.
-        feature_counts: with ``early_stopping``, also cross-validate DEN on only the k most
-            informative features for each k here (``informative_features``, ranked on each
-            run's training folds, so the held-out fold does not choose them; k >= the
-            task's d is the same as all features); the candidate, all features or one k,
-            with the lowest held-out loss at its chosen epoch is kept, a subset only by the
-            margin ``feature_counts_tolerance`` asks (``choose_features``). Empty (all
-            features only) is the paper.
-        feature_counts_tolerance: a subset replaces all features only if its held-out loss
-            is lower by more than this many standard errors of the fold-by-fold difference
-            (``choose_features``); 0 keeps whichever is lowest.
-        network_steps: after the calibration's fine-tuning, Adam steps of network adaptation
-            (``adapt_network``): every weight of h, phi and psi learns on the support set's
-            halvings, in a copy of the task's own; 0 (the paper) leaves the network as
-            pre-trained. Needs ``early_stopping`` off.
-        network_learning_rate: Adam's learning rate for network adaptation.
-        network_min_class_rows: network adaptation runs only where every class has at least
-            this many support rows (2 in each half of a halving); with fewer, a step's loss
-            rests on one or two rows of a class and adaptation lowered held-back AUC (a
-            thyroid set with 1-3 positive rows in 50: -3 AUC), so the network stays as
-            pre-trained.
-        network_one_vs_rest: where a binary DEN meets more than two classes
-            (``one_vs_rest_models``), also adapt each class's binary task; False leaves them
-            as pre-trained (the default preset: on held-back multiclass sets adaptation was
-            within noise, at one adaptation per class).
-    """
-
-    epochs: int = 10
-    steps_per_epoch: int = 10
-    learning_rate: float = 0.001
-    seed: int = 0
-    ensemble: int = 1
-    early_stopping: bool = False
-    early_stopping_tolerance: float = 0.0
-    output_scaling: bool = False
-    output_scaling_learning_rate: float = 0.1
-    feature_counts: tuple[int, ...] = ()
-    feature_counts_tolerance: float = 0.0
-    network_steps: int = 0
-    network_learning_rate: float = ADAPT_NETWORK_LEARNING_RATE
-    network_min_class_rows: int = 4
-    network_one_vs_rest: bool = True
-
-    def __post_init__(self):
-        object.__setattr__(self, "feature_counts", tuple(int(k) for k in self.feature_counts))
-        if any(k < 1 for k in self.feature_counts):
-            raise ValueError(f"fine-tuning feature_counts must be >= 1, got {list(self.feature_counts)}")
-        if not self.feature_counts_tolerance >= 0:
-            raise ValueError("fine-tuning feature_counts_tolerance must be >= 0, got "
-                             f"{self.feature_counts_tolerance}")
-        if self.feature_counts and not self.early_stopping:
-            raise ValueError("fine-tuning feature_counts are chosen among by early_stopping's "
-                             "cross-validation: set early_stopping to true (or feature_counts to [])")
-        if self.ensemble < 1:
-            raise ValueError(f"fine-tuning ensemble must be >= 1, got {self.ensemble}")
-        if self.early_stopping and self.ensemble < 2:
-            raise ValueError("fine-tuning early_stopping cross-validates over the ensemble's "
-                             f"runs and needs ensemble >= 2, got {self.ensemble}")
-        if self.epochs < 0 or self.steps_per_epoch < 1:
-            raise ValueError(f"fine-tuning needs epochs >= 0 and steps_per_epoch >= 1, got "
-                             f"{self.epochs} and {self.steps_per_epoch}")
-        if not self.early_stopping_tolerance >= 0:
-            raise ValueError("fine-tuning early_stopping_tolerance must be >= 0, got "
-                             f"{self.early_stopping_tolerance}")
-        if not self.learning_rate > 0:
-            raise ValueError(f"fine-tuning learning_rate must be > 0, got {self.learning_rate}")
-        if self.network_steps < 0:
-            raise ValueError(f"fine-tuning network_steps must be >= 0, got {self.network_steps}")
-        if self.network_steps and self.early_stopping:
-            raise ValueError("fine-tuning network_steps (network adaptation) is not cross-validated "
-                             "by early_stopping: set one of them")
-        if self.network_min_class_rows < 1:
-            raise ValueError("fine-tuning network_min_class_rows must be >= 1, got "
-                             f"{self.network_min_class_rows}")
-        if not self.network_learning_rate > 0:
-            raise ValueError("fine-tuning network_learning_rate must be > 0, got "
-                             f"{self.network_learning_rate}")
-        if not self.output_scaling_learning_rate > 0:
-            raise ValueError("fine-tuning output_scaling_learning_rate must be > 0, got "
-                             f"{self.output_scaling_learning_rate}")
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
 
 
 def finetune(task_model: TaskModel, config: FinetuneConfig | None = None) -> list[float]:

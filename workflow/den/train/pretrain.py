@@ -21,7 +21,6 @@ written then: the last one stays valid.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import signal
 import threading
@@ -38,76 +37,11 @@ from den.model.calibration import fit_keypoints, impute_unit, to_unit
 from den.model.config import ModelConfig
 from den.model.den import DEN
 from den.progress import Progress
+from den.train.config import PretrainConfig
 from den.train.episodes import sample_episode
 
 _F32 = tf.TensorSpec([None, None], tf.float32)
 _I32 = tf.TensorSpec([None], tf.int32)
-
-
-@dataclasses.dataclass(frozen=True)
-class PretrainConfig:
-    """Settings of a pre-training run (defaults: the paper's appendix B).
-
-    Attributes:
-        steps: gradient steps.
-        query_rows: size of batch A (the loss).
-        support_rows: size of batch B (the embedding).
-        support_rows_min: if set, B's size is drawn uniformly from
-            [support_rows_min, support_rows] each step (closer to small support sets).
-        covariates_min, covariates_max: C, the number of covariates sampled per step, is
-            drawn uniformly from [covariates_min, min(d, covariates_max)].
-        learning_rate: Adam's learning rate.
-        flip_rate: probability that a sampled covariate is mirrored (u -> 1 - u on the unit
-            scale) in an episode. 0 is the paper; > 0 teaches the network to read each
-            feature's direction from the class-conditional embedding, which matters when
-            every training covariate rises with the positive class (the CNN-zoo tasks).
-        multiclass_cuts: binary head only: each task of more than two classes is replaced by
-            this many binary tasks, random bipartitions of its classes
-            (``den.data.tasks.binary_cuts``, seeded by ``seed``), so multiclass datasets
-            widen a binary model's pre-training; 0 (the paper): such a task is refused.
-        one_vs_rest_cuts: binary head only: besides those, each task of more than two
-            classes gives this many tasks of one of its classes against the rest
-            (``den.data.tasks.one_vs_rest_cuts``, seeded by ``seed``): the imbalanced shape of
-            the binary tasks that fitting a multiclass task one class against the rest makes.
-        seed: seed of the episodes.
-        checkpoint_every: steps between checkpoints (with ``checkpoint_dir``).
-    """
-
-    steps: int = 10000
-    query_rows: int = 256
-    support_rows: int = 256
-    support_rows_min: int | None = None
-    covariates_min: int = 1
-    covariates_max: int = 25
-    learning_rate: float = 1e-3
-    flip_rate: float = 0.0
-    multiclass_cuts: int = 0
-    one_vs_rest_cuts: int = 0
-    seed: int = 0
-    checkpoint_every: int = 500
-
-    def __post_init__(self):
-        problems = []
-        for name in ("steps", "query_rows", "support_rows", "covariates_min", "covariates_max",
-                     "checkpoint_every"):
-            if getattr(self, name) < 1:
-                problems.append(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.support_rows_min is not None and not 1 <= self.support_rows_min <= self.support_rows:
-            problems.append(f"support_rows_min must be in 1..support_rows, got {self.support_rows_min}")
-        if self.covariates_min > self.covariates_max:
-            problems.append("covariates_min must be <= covariates_max")
-        if not self.learning_rate > 0:
-            problems.append(f"learning_rate must be > 0, got {self.learning_rate}")
-        for name in ("multiclass_cuts", "one_vs_rest_cuts"):
-            if getattr(self, name) < 0:
-                problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
-        if not 0.0 <= self.flip_rate <= 1.0:
-            problems.append(f"flip_rate must be in [0, 1], got {self.flip_rate}")
-        if problems:
-            raise ValueError("invalid pre-training config: " + "; ".join(problems))
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
 
 
 class PretrainInterrupted(KeyboardInterrupt):
