@@ -143,7 +143,8 @@ def test_weight_swaps_nest_and_restore(small_binary_model):
     (dict(network_min_class_rows=0), "network_min_class_rows must be >= 1"),
     (dict(network_steps=-1), "network_steps must be >= 0"),
     (dict(network_steps=5, early_stopping=True, ensemble=2), "set one of them"),
-    (dict(network_steps=5, network_learning_rate=0.0), "network_learning_rate must be > 0"),
+    (dict(network_steps=5, network_learning_rate=0.0), "network_learning_rate must be a finite number > 0"),
+    (dict(network_steps=5, network_learning_rate=float("inf")), "must be a finite number > 0, got inf"),
 ])
 def test_bad_adaptation_settings_are_refused(settings, message):
     with pytest.raises(ValueError, match=message):

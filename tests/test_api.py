@@ -88,7 +88,8 @@ def test_finetune_early_stopping_chooses_one_epoch_count_for_all_runs(small_bina
     assert [model.finetune_epochs for model in kept.task_models_] == [0]  # one model: the runs agree
     frozen = DENClassifier(model=small_binary_model, variant="no_finetune").fit(frame[:50], labels[:50])
     np.testing.assert_allclose(kept.predict_proba(frame[50:]), frozen.predict_proba(frame[50:]), atol=1e-6)
-    with pytest.raises(ValueError, match="ensemble >= 2"):
+    # the message names the keywords given, not FinetuneConfig's fields
+    with pytest.raises(ValueError, match="^finetune_early_stopping cross.* finetune_ensemble >= 2"):
         DENClassifier(model=small_binary_model, preset="paper",
                       finetune_early_stopping=True).fit(frame[:50], labels[:50])
 
@@ -433,6 +434,10 @@ def test_labels_that_mix_types_or_are_infinite_are_named_errors(small_binary_mod
         DENClassifier(model=small_binary_model).fit(frame[:50], mixed)
     with pytest.raises(DENInputError, match=r"support labels has infinite values \(inf\)"):
         DENClassifier(model=small_binary_model).fit(frame[:50], np.array([0.0, np.inf] * 25))
+    with pytest.raises(DENInputError, match=r"support labels has continuous values \(0.5 is not a whole"):
+        DENClassifier(model=small_binary_model).fit(frame[:50], np.array([0.0, 0.5] * 25))
+    assert DENClassifier(model=small_binary_model, preset="fast").fit(
+        frame[:50], np.array([0.0, 2.0] * 25)).classes_.tolist() == [0.0, 2.0]  # whole floats are classes
 
 
 @pytest.mark.parametrize("seed", [None, -1, 1.5, True])

@@ -48,10 +48,11 @@ def test_pretrain_then_predict(tmp_path, csv_tasks, capsys):
     capsys.readouterr()
     # calibration options under the default preset (network adaptation) are an error, not ignored
     assert main([*common[:-5], "--finetune-epochs", "2", "--out", str(stopped)]) == 2 and not stopped.exists()
-    assert "finetune_epochs given, but preset 'default' (variant 'adapt') does not use them" in \
-        capsys.readouterr().err
+    # each setting is named as the option that sets it
+    assert "--finetune-epochs given, but preset 'default' (variant 'adapt') does not use them: add " \
+           "--variant den (or --preset paper)" in capsys.readouterr().err
     assert main(common + ["--out", str(stopped)]) == 2 and not stopped.exists()
-    assert "needs ensemble >= 2" in capsys.readouterr().err
+    assert "needs --finetune-ensemble >= 2" in capsys.readouterr().err
     assert main(common + ["--out", str(stopped), "--finetune-ensemble", "2"]) == 0
     assert len(pd.read_csv(stopped)) == 70
     # a huge tolerance keeps the pre-trained PLFs: the predictions of --variant no_finetune
@@ -268,6 +269,16 @@ def test_model_and_support_errors_say_what_is_wrong(tmp_path, model_and_tables, 
         err = capsys.readouterr().err
         assert f"{str(path)!r} is not a DEN model file" in err and "allow_pickle" not in err
     assert not out.exists()
+    # a model whose pre-training diverged (weights NaN) is refused where it is read
+    with np.load(model) as data:
+        arrays = {key: data[key] for key in data.files}
+    weight = next(key for key in arrays if not key.startswith("__"))
+    arrays[weight] = np.full_like(arrays[weight], np.nan)
+    nan_model = tmp_path / "nan.npz"
+    np.savez(nan_model, **arrays)
+    assert main(_predict_args(nan_model, support, query, out)) == 2
+    assert f"holds non-finite weights ([{weight!r}]): its pre-training diverged" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_version_and_no_command(capsys):
@@ -349,3 +360,138 @@ def test_a_category_column_read_as_numbers_in_the_query_keeps_its_codes(tmp_path
     np.testing.assert_allclose(digits, expected, atol=1e-6)
     assert not np.allclose(pd.read_csv(outs["unseen"])[["proba_no", "proba_yes"]].to_numpy(), expected,
                            atol=1e-3)  # missing codes would give other probabilities
+
+
+def test_output_to_stdout_links_devices_and_kept_permissions(tmp_path, model_and_tables, capsys):
+    """--out - writes the CSV to standard output; a symbolic link's target is written and the
+    link kept; a device is written in place, not replaced; a file written over keeps its
+    permissions; a read-only one is refused before any work."""
+    import os
+    import stat
+
+    assert main(_predict_args(*model_and_tables, "-")) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0] == "prediction,proba_no,proba_yes"
+    assert len(captured.out.splitlines()) == 61 and "standard output" in captured.err
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "pred.csv").write_text("old\n")
+    os.chmod(real / "pred.csv", 0o600)
+    link = tmp_path / "pred.csv"
+    link.symlink_to("real/pred.csv")
+    assert main(_predict_args(*model_and_tables, link)) == 0
+    assert link.is_symlink() and (real / "pred.csv").read_text().startswith("prediction,")
+    assert stat.S_IMODE((real / "pred.csv").stat().st_mode) == 0o600
+    assert main(_predict_args(*model_and_tables, os.devnull)) == 0
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    os.chmod(real / "pred.csv", 0o444)
+    capsys.readouterr()
+    assert main(_predict_args(*model_and_tables, real / "pred.csv")) == 2
+    assert "exists and is read-only" in capsys.readouterr().err
+    os.chmod(real / "pred.csv", 0o600)
+
+
+def test_a_failed_write_is_one_line_and_leaves_the_output(tmp_path, model_and_tables, capsys, monkeypatch):
+    """A full disk or a file-size limit while writing: one line naming --out, exit 1, the old
+    file untouched."""
+    import errno
+
+    out = tmp_path / "pred.csv"
+    out.write_text("old\n")
+    original = pd.DataFrame.to_csv
+
+    def full(self, handle, **kwargs):
+        if hasattr(handle, "write"):
+            raise OSError(errno.EFBIG, "File too large")
+        return original(self, handle, **kwargs)
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", full)
+    assert main(_predict_args(*model_and_tables, out)) == 1
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [f"den predict: error: writing --out {str(out)!r} failed (File "
+                                        f"too large); nothing was written to it"]
+    assert out.read_text() == "old\n" and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_diverging_fit_or_pretraining_is_an_error_not_nan_predictions(tmp_path, csv_tasks,
+                                                                         model_and_tables, capsys):
+    """An infinite learning rate is refused; a finite one so large that the weights overflow
+    stops the fit (or pre-training) with an error instead of writing class 0 and blank
+    probabilities for every row."""
+    out = tmp_path / "pred.csv"
+    args = _predict_args(*model_and_tables, out)
+    assert main([*args, "--finetune-network-learning-rate", "inf"]) == 2
+    assert "--finetune-network-learning-rate must be a finite number > 0, got inf" in capsys.readouterr().err
+    assert main([*args, "--finetune-network-learning-rate", "1e6"]) == 2
+    assert "fine-tuning diverged" in capsys.readouterr().err and not out.exists()
+    model = tmp_path / "m.npz"
+    common = ["pretrain", "--tasks", str(csv_tasks), "--out", str(model), "--steps", "5",
+              "--query-rows", "16", "--support-rows", "16", "--quiet"]
+    assert main([*common, "--learning-rate", "inf"]) == 2
+    assert "--learning-rate must be a finite number > 0, got inf" in capsys.readouterr().err
+    assert main([*common, "--learning-rate", "1e30"]) == 2
+    assert "pre-training diverged" in capsys.readouterr().err and not model.exists()
+
+
+def test_pretrain_refuses_continuous_labels_and_names_the_file(tmp_path, capsys):
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=40), "target": rng.normal(size=40).round(1)})
+    frame.to_csv(tasks / "reg.csv", index=False)
+    assert main(["pretrain", "--tasks", str(tasks), "--out", str(tmp_path / "m.npz"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"task file {str(tasks / 'reg.csv')!r} column 'target' has continuous values" in err
+
+
+def test_a_checkpoint_past_the_steps_damaged_or_of_other_data_is_refused(tmp_path, csv_tasks, capsys):
+    """Resuming needs the checkpoint of this very run: not one already past --steps (which
+    would write its weights as a model of fewer steps), not a damaged one (one line, not
+    TensorFlow's traceback), not one of the same files with other contents."""
+    checkpoint = tmp_path / "ck"
+    common = ["pretrain", "--tasks", str(csv_tasks), "--out", str(tmp_path / "m.npz"), "--query-rows",
+              "16", "--support-rows", "16", "--quiet", "--checkpoint-dir", str(checkpoint),
+              "--checkpoint-every", "5"]
+    assert main([*common, "--steps", "10"]) == 0
+    assert main([*common, "--steps", "6"]) == 2
+    assert "is at step 10, past the 6 steps asked for" in capsys.readouterr().err
+    data = next(checkpoint.glob("ckpt-10.data-*"))
+    kept = data.read_bytes()
+    data.write_bytes(kept[:100])
+    assert main([*common, "--steps", "20"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is damaged" in err[0] and "delete it" in err[0]
+    data.write_bytes(kept)
+    first = sorted(csv_tasks.glob("*.csv"))[0]
+    frame = pd.read_csv(first)
+    frame["target"] = frame["target"].map({"yes": "no", "no": "yes"})
+    frame.to_csv(first, index=False)
+    assert main([*common, "--steps", "20"]) == 2
+    assert "other tasks, data or settings" in capsys.readouterr().err
+
+
+def test_pretrain_on_generated_tasks_alone_and_upper_case_csv_names(tmp_path, csv_tasks, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    model = tmp_path / "gen.npz"
+    common = ["--out", str(model), "--steps", "2", "--query-rows", "16", "--support-rows", "16", "--quiet"]
+    assert main(["pretrain", "--tasks", str(empty), *common]) == 2
+    assert "--generated-tasks N to pre-train on generated tasks alone" in capsys.readouterr().err
+    assert main(["pretrain", "--tasks", str(empty), *common, "--generated-tasks", "2"]) == 0
+    assert main(["info", str(model)]) == 0
+    assert json.loads(capsys.readouterr().out)["metadata"]["pretrained_on"] == ["gen-000", "gen-001"]
+    first = sorted(csv_tasks.glob("*.csv"))[0]
+    first.rename(first.with_suffix(".CSV"))
+    assert main(["pretrain", "--tasks", str(csv_tasks), *common]) == 0
+    assert main(["info", str(model)]) == 0
+    assert len(json.loads(capsys.readouterr().out)["metadata"]["pretrained_on"]) == 3
+
+
+def test_pretrain_setting_errors_name_the_options(tmp_path, csv_tasks, capsys):
+    common = ["pretrain", "--tasks", str(csv_tasks), "--out", str(tmp_path / "m.npz"), "--quiet"]
+    for options, message in ((["--keypoints", "1"], "--keypoints must be >= 2, got 1"),
+                             (["--max-covariates", "0"], "--max-covariates must be >= 1, got 0"),
+                             (["--support-rows", "4", "--support-rows-min", "9"],
+                              "--support-rows-min must be in 1..--support-rows, got 9")):
+        assert main([*common, *options]) == 2
+        assert message in capsys.readouterr().err

@@ -52,7 +52,7 @@ def test_checkpoint_of_another_run_is_refused(tmp_path):
     tasks = make_tasks(2, seed=2, rows=(60, 80), features=(2, 4))
     config = PretrainConfig(steps=2, query_rows=8, support_rows=8)
     pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path, progress=None)
-    with pytest.raises(DENError, match="other tasks or settings"):
+    with pytest.raises(DENError, match="other tasks, data or settings"):
         pretrain(tasks[:1], ModelConfig(**SMALL), config, checkpoint_dir=tmp_path, progress=None)
 
 

@@ -1,5 +1,6 @@
 """`den pretrain` stopped with Ctrl-C (SIGINT) and run again ends bit-identical to a run never
-stopped: the checkpoint written on the interrupt holds one completed step, all of it."""
+stopped: the checkpoint written on the interrupt holds one completed step, all of it. SIGTERM
+(a scheduler's time limit) stops it the same way."""
 
 import os
 import re
@@ -29,9 +30,10 @@ def _checkpointed_step(directory):
     return max(steps, default=0)
 
 
-def _run(args, interrupt_at=None, timeout=120):
+def _run(args, interrupt_at=None, timeout=120, signum=signal.SIGINT):
     """Run ``python -m den ARGS``; with ``interrupt_at`` = (checkpoint directory, step), send
-    SIGINT once a checkpoint of that step or a later one is there. Returns (exit code, stderr lines)."""
+    ``signum`` once a checkpoint of that step or a later one is there. Returns (exit code,
+    stderr lines)."""
     # SIGINT back to its default in the child: a shell without job control may have ignored it
     process = subprocess.Popen([sys.executable, "-m", "den", *args], stderr=subprocess.PIPE, text=True,
                                env=dict(os.environ, PYTHONUNBUFFERED="1"),
@@ -42,7 +44,7 @@ def _run(args, interrupt_at=None, timeout=120):
     deadline = time.monotonic() + timeout
     while process.poll() is None and time.monotonic() < deadline:
         if interrupt_at is not None and _checkpointed_step(interrupt_at[0]) >= interrupt_at[1]:
-            process.send_signal(signal.SIGINT)
+            process.send_signal(signum)
             interrupt_at = None
         time.sleep(0.005)
     if process.poll() is None:
@@ -88,3 +90,20 @@ def test_pretrain_interrupted_and_resumed_is_bit_identical(tmp_path, csv_tasks):
     assert sorted(resumed) == sorted(expected) and resumed
     for key in expected:
         assert np.array_equal(resumed[key], expected[key]), key
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigterm_checkpoints_like_ctrl_c_and_the_run_resumes(tmp_path, csv_tasks):
+    """A scheduler's time limit (SLURM sends SIGTERM before it kills a job) stops the run at a
+    step boundary with a checkpoint of that step, as Ctrl-C does; the run then resumes there."""
+    out = tmp_path / "m.npz"
+    checkpoint = tmp_path / "m.npz.checkpoint"
+    code, lines = _run(_command(csv_tasks, out), interrupt_at=(checkpoint, 2 * EVERY), signum=signal.SIGTERM)
+    assert code == 130, "\n".join(lines)
+    message = re.fullmatch(rf"den pretrain: interrupted after step (\d+)/{STEPS}; checkpoint saved in .*",
+                           lines[-1])
+    assert message and not out.exists(), "\n".join(lines)
+    assert _checkpointed_step(checkpoint) == int(message[1])
+    code, lines = _run(_command(csv_tasks, out))
+    progress = [line for line in lines if line.startswith("pretrain ")]
+    assert code == 0 and progress[0].startswith(f"pretrain {int(message[1]) + 1}/{STEPS} "), "\n".join(lines)

@@ -13,9 +13,9 @@ Keys (stable, so figures can be compared over time):
     tensorflow              TensorFlow version
     finetune_seconds_default  seconds of DENClassifier(preset="default").fit with the
                             shipped model on 50 support rows, d = 20 (median of 3): the
-                            default preset's fit, whatever that preset is (until session 10
-                            no fine-tuning, the preset now called "fast"; since then network
-                            adaptation, as finetune_seconds_adapt)
+                            default preset's fit, whatever that preset is (now network
+                            adaptation, as finetune_seconds_adapt; before 2026-11-26 no
+                            fine-tuning, the preset now called "fast")
     finetune_seconds_paper  the same with preset="paper": the paper's fine-tuning, 10
                             epochs x 10 steps of the task's calibration
     predict_limit_ratio     the FLOP rate predict_rows_per_s achieves over matmul_gflops:
@@ -237,7 +237,8 @@ def _child_predict(rows: int) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m den.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run in seconds")
+    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run of about a minute "
+                        "(the full run takes a few minutes)")
     parser.add_argument("--child-predict", type=int, metavar="ROWS", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child_predict:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import json
+import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -111,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--query", required=True, metavar="CSV", help="rows to predict")
     p.add_argument("--out", required=True, metavar="CSV",
                    help="output: one row per query row with 'prediction' and 'proba_<class>' "
-                        "columns, written atomically (nothing is written on error)")
+                        "columns, written atomically (nothing is written on error); '-' writes "
+                        "to standard output")
     p.add_argument("--keep-query-columns", action="store_true",
                    help="copy the query's columns into the output before the predictions")
     p.add_argument("--chunk-rows", type=int, metavar="N",
@@ -132,7 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="PATH", help="model file to write (.npz)")
     p.add_argument("--checkpoint-dir", metavar="DIR",
                    help="checkpoints for resuming (default: OUT.checkpoint, removed after success); "
-                        "Ctrl-C finishes the step under way, checkpoints it and exits with 130")
+                        "Ctrl-C (or SIGTERM) finishes the step under way, checkpoints it and exits "
+                        "with 130")
     p.add_argument("--checkpoint-every", type=int, default=500, metavar="N",
                    help="steps between checkpoints (default: 500)")
     p.add_argument("--generated-tasks", type=int, default=0, metavar="N",
@@ -175,8 +179,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# ModelConfig and PretrainConfig settings -> the `den pretrain` options that set them
+PRETRAIN_OPTIONS = {"n_keypoints": "--keypoints", "covariates_max": "--max-covariates",
+                    "checkpoint_every": "--checkpoint-every", "query_rows": "--query-rows",
+                    "support_rows_min": "--support-rows-min", "support_rows": "--support-rows",
+                    "learning_rate": "--learning-rate", "max_classes": "--max-classes", "steps": "--steps"}
+_PRETRAIN_OPTION = re.compile(r"(?<![\w-])(" + "|".join(sorted(PRETRAIN_OPTIONS, key=len, reverse=True))
+                              + r")(?![\w-])")
+
+
+# FitSettings keywords in fit_table's messages (finetune_learning_rate, min_support_rows): each is
+# the dest of the `den predict` option of the same name with dashes
+_FIT_SETTING = re.compile(r"(?<![\w-])(finetune_\w+|min_support_rows|chunk_rows)(?![\w-])")
+
+
 class _Interrupted(Exception):
     """Ctrl-C during a command; the message says what was kept and how to go on."""
+
+
+def _write_error(what: str, path, err: OSError) -> OSError:
+    """An OSError that names the output, why writing it failed, and that it is unchanged."""
+    return OSError(f"writing {what} {str(path)!r} failed ({err.strerror or err}); nothing was "
+                   f"written to it")
 
 
 def _predict(args) -> None:
@@ -188,7 +212,9 @@ def _predict(args) -> None:
     from den.fitting import FitSettings, fit_table
     from den.io import atomic_write, check_output_path
 
-    check_output_path(args.out, "--out")
+    to_stdout = args.out == "-"
+    if not to_stdout:
+        check_output_path(args.out, "--out")
     support = read_table(args.support, "support")
     features, labels = split_target(support, args.target, f"support file {args.support!r}")
     query = read_table(args.query, "query")
@@ -201,16 +227,29 @@ def _predict(args) -> None:
     # every FitSettings field is a `den predict` option of the same name (dest)
     settings = FitSettings(**{field.name: getattr(args, field.name)
                               for field in dataclasses.fields(FitSettings)})
-    table = fit_table(settings, features, labels, X_unlabeled=query_features)
+    try:
+        table = fit_table(settings, features, labels, X_unlabeled=query_features,
+                          support_name=f"support file {args.support!r}",
+                          unlabeled_name=f"query file {args.query!r}")
+    except DENInputError as err:  # a keyword (finetune_learning_rate) as its option's name
+        message = _FIT_SETTING.sub(lambda m: "--" + m[1].replace("_", "-"), str(err))
+        raise DENInputError(re.sub(r"\b(variant|preset)='(\w+)'", r"--\1 \2", message)) from None
     proba = table.proba(query_features, args.chunk_rows)
     out = pd.DataFrame({"prediction": table.classes[proba.argmax(axis=1)]})
     for k, label in enumerate(table.classes):
         out[f"proba_{label}"] = proba[:, k]
     if args.keep_query_columns:
         out = pd.concat([query.reset_index(drop=True), out], axis=1)
-    with atomic_write(args.out, "w") as handle:
-        out.to_csv(handle, index=False)
-    print(f"wrote {len(out)} predictions to {args.out}", file=sys.stderr)
+    if to_stdout:
+        out.to_csv(sys.stdout, index=False)
+    else:
+        try:
+            with atomic_write(args.out, "w") as handle:
+                out.to_csv(handle, index=False)
+        except OSError as err:  # e.g. a full disk or a file-size limit
+            raise _write_error("--out", args.out, err) from None
+    print(f"wrote {len(out)} predictions to {'standard output' if to_stdout else args.out}",
+          file=sys.stderr)
 
 
 def _pretrain(args) -> None:
@@ -226,23 +265,29 @@ def _pretrain(args) -> None:
     check_output_path(checkpoint_dir, "--checkpoint-dir" if args.checkpoint_dir else
                       "the checkpoint directory (--checkpoint-dir)", directory=True)
     directory = Path(args.tasks)
-    files = sorted(directory.glob("*.csv")) if directory.is_dir() else []
-    if not files:
-        raise DENInputError(f"--tasks {args.tasks!r} is not a directory holding *.csv files")
-    tasks = [task_from_frame(read_table(f, "task"), args.target, f.stem) for f in files]
+    files = sorted(f for f in directory.iterdir() if f.is_file() and f.suffix.lower() == ".csv") \
+        if directory.is_dir() else []
+    if not files and not (directory.is_dir() and args.generated_tasks > 0):
+        raise DENInputError(f"--tasks {args.tasks!r} is not a directory holding *.csv files (or "
+                            f"give --generated-tasks N to pre-train on generated tasks alone)")
+    tasks = [task_from_frame(read_table(f, "task"), args.target, f.stem, f"task file {str(f)!r}")
+             for f in files]
     if args.generated_tasks < 0:
         raise DENInputError(f"--generated-tasks must be >= 0, got {args.generated_tasks}")
     tasks += make_tasks(args.generated_tasks, seed=args.seed, rows=GENERATED_ROWS,
                         features=GENERATED_FEATURES, prefix="gen-")
     head = args.head or ("binary" if all(t.n_classes == 2 for t in tasks) else "multiclass")
-    model_config = ModelConfig(head=head, order=args.order, n_keypoints=args.keypoints,
-                               keypoint_placement=args.keypoint_placement,
-                               use_calibration=not args.no_calibration,
-                               max_classes=args.max_classes, seed=args.seed)
-    config = PretrainConfig(steps=args.steps, query_rows=args.query_rows, support_rows=args.support_rows,
-                            support_rows_min=args.support_rows_min, covariates_max=args.max_covariates,
-                            learning_rate=args.learning_rate, seed=args.seed,
-                            checkpoint_every=args.checkpoint_every)
+    try:
+        model_config = ModelConfig(head=head, order=args.order, n_keypoints=args.keypoints,
+                                   keypoint_placement=args.keypoint_placement,
+                                   use_calibration=not args.no_calibration,
+                                   max_classes=args.max_classes, seed=args.seed)
+        config = PretrainConfig(steps=args.steps, query_rows=args.query_rows, support_rows=args.support_rows,
+                                support_rows_min=args.support_rows_min, covariates_max=args.max_covariates,
+                                learning_rate=args.learning_rate, seed=args.seed,
+                                checkpoint_every=args.checkpoint_every)
+    except ValueError as err:  # the settings' names as the options that set them
+        raise DENInputError(_PRETRAIN_OPTION.sub(lambda m: PRETRAIN_OPTIONS[m[1]], str(err))) from None
     try:
         model = pretrain(tasks, model_config, config, checkpoint_dir=checkpoint_dir,
                          progress=None if args.quiet else sys.stderr)
@@ -252,7 +297,10 @@ def _pretrain(args) -> None:
     except KeyboardInterrupt:  # a second Ctrl-C, within a step: the last checkpoint stays valid
         raise _Interrupted(f"interrupted; run the same command again to resume from the last "
                            f"checkpoint in {str(checkpoint_dir)!r}, if one was saved") from None
-    model.save(args.out)
+    try:
+        model.save(args.out)
+    except OSError as err:
+        raise _write_error("--out", args.out, err) from None
     if not args.checkpoint_dir:
         shutil.rmtree(checkpoint_dir, ignore_errors=True)
     print(f"pre-trained on {len(tasks)} tasks; model written to {args.out}", file=sys.stderr)
@@ -269,7 +317,8 @@ def _info(args) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 done, 2 an error, 130 interrupted by
-    Ctrl-C; no command: the help and 2). Errors and interruptions print one line, no traceback."""
+    Ctrl-C; 1 a system error such as a full disk; no command: the help and 2). Errors and
+    interruptions print one line, no traceback."""
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:
@@ -282,6 +331,13 @@ def main(argv: list[str] | None = None) -> int:
     except (DENError, ValueError) as err:
         print(f"den {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of stdout stopped (`den info | head`): not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that Python's exit flush does not fail again
+        return 1
+    except OSError as err:  # the disk, a quota or a file-size limit; the output is untouched
+        print(f"den {args.command}: error: {err}", file=sys.stderr)
+        return 1
     except (_Interrupted, KeyboardInterrupt) as stop:
         newline = "\n" if sys.stderr.isatty() else ""  # after a progress line redrawn in place
         print(f"{newline}den {args.command}: {str(stop) or 'interrupted'}", file=sys.stderr)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +73,13 @@ class FitSettings:
     def __post_init__(self):
         # a tuple, whatever sequence was given, so [] is the default (), not a changed setting
         object.__setattr__(self, "finetune_feature_counts", tuple(self.finetune_feature_counts))
+
+
+# "fine-tuning learning_rate ..." in FinetuneConfig's messages -> "finetune_learning_rate ...",
+# the FitSettings keyword (with dashes, the `den predict` option) that sets it
+_FINETUNE_KEYWORDS = sorted((f.name.removeprefix("finetune_") for f in dataclasses.fields(FitSettings)
+                             if f.name.startswith("finetune_")), key=len, reverse=True)
+_FINETUNE_FIELD = re.compile(r"(?<![\w-])(?:fine-tuning )?(" + "|".join(_FINETUNE_KEYWORDS) + r")(?![\w-])")
 
 
 @dataclasses.dataclass
@@ -136,7 +144,8 @@ def _load(path: Path) -> DEN:
                             f"`den pretrain` (or DEN.save)") from err
 
 
-def fit_table(settings: FitSettings, X, y, X_unlabeled=None) -> FittedTable:
+def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: str = "support",
+              unlabeled_name: str = "unlabeled") -> FittedTable:
     """Fit a pre-trained DEN to the support table (X, y).
 
     Args:
@@ -144,6 +153,7 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None) -> FittedTable:
         X: (n, d) array or DataFrame; NaN/None = missing; booleans and strings allowed.
         y: (n,) labels of any type (at least two classes), except continuous numbers
             (floats not all whole numbers: a regression target) and complex numbers.
+        support_name, unlabeled_name: how errors name the two tables (e.g. their files).
         X_unlabeled: optional rows without labels (e.g. the query set); they only widen
             each feature's keypoint span.
 
@@ -177,14 +187,7 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None) -> FittedTable:
     if y is None:
         raise DENInputError("DENClassifier requires y to be passed, but the target y is None: "
                             "give the support set's labels, one per row of X")
-    codes, classes = encode_labels(y)
-    if classes.dtype.kind == "f":
-        finite = classes[np.isfinite(classes)]
-        fractional = finite[finite != np.floor(finite)]
-        if len(fractional):
-            raise DENInputError(f"the support labels are continuous (e.g. {fractional[0]:g} is "
-                                f"not a whole number): DEN is a classifier; give class labels "
-                                f"(integers or strings), or bin a regression target into classes")
+    codes, classes = encode_labels(y, f"{support_name} labels")
     if len(codes) == 0:
         raise DENInputError("the support set has no rows; DEN needs labelled rows of at least "
                             "two classes")
@@ -201,18 +204,21 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None) -> FittedTable:
             f"{den.config.n_classes_supported} ({den.config.head} head); use a model "
             f"pre-trained with the multiclass head and max_classes >= {len(classes)}")
     encoder = TabularEncoder()
-    x = encoder.fit_transform(X, "support features")
+    x = encoder.fit_transform(X, f"{support_name} features")
     if x.shape[0] != len(codes):
         raise DENInputError(f"{x.shape[0]} support rows but {len(codes)} labels")
-    unlabeled = None if X_unlabeled is None else encoder.transform(X_unlabeled, "unlabeled features")
+    unlabeled = None if X_unlabeled is None else encoder.transform(X_unlabeled, f"{unlabeled_name} features")
     config = None
-    if variant == "den":
-        config = FinetuneConfig(seed=settings.seed, **{
-            name.removeprefix("finetune_"): getattr(settings, name) for name in VARIANT_SETTINGS["den"]})
-    elif variant == "adapt":
-        config = adapt_config(settings.seed, settings.finetune_ensemble, settings.finetune_network_steps,
-                              settings.finetune_network_learning_rate,
-                              one_vs_rest=PRESETS[settings.preset].get("one_vs_rest", True))
+    try:
+        if variant == "den":
+            config = FinetuneConfig(seed=settings.seed, **{
+                name.removeprefix("finetune_"): getattr(settings, name) for name in VARIANT_SETTINGS["den"]})
+        elif variant == "adapt":
+            config = adapt_config(settings.seed, settings.finetune_ensemble, settings.finetune_network_steps,
+                                  settings.finetune_network_learning_rate,
+                                  one_vs_rest=PRESETS[settings.preset].get("one_vs_rest", True))
+    except ValueError as err:  # FinetuneConfig's field names -> the keywords that set them
+        raise DENInputError(_FINETUNE_FIELD.sub(lambda m: f"finetune_{m[1]}", str(err))) from None
     fitted = fit_task(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
     return FittedTable(fitted, encoder, classes, x.shape[1])
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -23,24 +24,44 @@ def current_umask() -> int:
 def atomic_write(path: str | os.PathLike, mode: str = "wb"):
     """Open a temporary file beside ``path``; on success rename it onto ``path``.
 
-    On any exception the temporary file is removed and ``path`` is untouched. The file gets
-    the permissions ``open()`` would give a new file (0666 less the umask), not the owner-only
-    0600 of a temporary file.
+    On any exception the temporary file is removed and ``path`` is untouched. A new file gets
+    the permissions ``open()`` would give it (0666 less the umask), not the owner-only 0600 of
+    a temporary file; a file written over keeps its own. A symbolic link is followed: its
+    target is written, the link stays. A path that exists but is not a regular file (a
+    device such as /dev/stdout, a named pipe) cannot be renamed onto, so it is opened and
+    written in place.
 
     Yields:
         the open file object.
     """
     path = Path(path)
+    if _is_special(path):
+        with open(path, mode) as handle:
+            yield handle
+        return
+    path = Path(os.path.realpath(path)) if path.is_symlink() else path
     path.parent.mkdir(parents=True, exist_ok=True)
+    permissions = (stat.S_IMODE(path.stat().st_mode) if path.is_file()
+                   else 0o666 & ~current_umask())
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, mode) as handle:
-            os.chmod(tmp, 0o666 & ~current_umask())
+            os.chmod(tmp, permissions)
             yield handle
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _is_special(path: Path) -> bool:
+    """Whether ``path`` exists (links followed) and is neither a regular file nor a directory:
+    a device (/dev/stdout, /dev/null) or a named pipe."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -64,6 +85,15 @@ def check_output_path(path: str | os.PathLike, what: str, directory: bool = Fals
     from den.errors import DENInputError
 
     path = Path(path)
+    if not directory and _is_special(path):  # written in place (atomic_write)
+        if not os.access(path, os.W_OK):
+            raise DENInputError(f"{what} {str(path)!r} is not writable; choose another path")
+        return
+    if not directory and path.is_symlink():  # its target is written (atomic_write)
+        path = Path(os.path.realpath(path))
+    if not directory and path.is_file() and not path.stat().st_mode & 0o222:
+        raise DENInputError(f"{what} {str(path)!r} exists and is read-only; make it writable "
+                            f"(chmod u+w) or choose another path")
     if not directory and path.is_dir():
         raise DENInputError(f"{what} {str(path)!r} is a directory; give the path of a file to write")
     if directory and path.exists() and not path.is_dir():

@@ -269,8 +269,9 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
         (codes (n,) int32, classes (L,) the original values in sorted order).
 
     Raises:
-        DENInputError: missing, infinite or complex labels, labels of types that cannot be
-            sorted together (0 and "a"), a 2-d label array or a sparse matrix.
+        DENInputError: missing, infinite or complex labels, continuous ones (floats not all
+            whole numbers: a regression target), labels of types that cannot be sorted
+            together (0 and "a"), a 2-d label array or a sparse matrix.
     """
     import scipy.sparse
 
@@ -302,6 +303,12 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
         raise DENInputError(f"{what} mix types ({', '.join(types)}) that cannot be sorted into "
                             f"classes; give labels of one type, e.g. all strings "
                             f"(y.astype(str))") from err
+    if classes.dtype.kind == "f":
+        fractional = classes[classes != np.floor(classes)]
+        if len(fractional):
+            raise DENInputError(f"{what} has continuous values ({fractional[0]:g} is not a whole "
+                                f"number): DEN is a classifier; give class labels (integers or "
+                                f"strings), or bin a regression target into classes")
     return codes.astype(np.int32), classes
 
 
@@ -323,12 +330,17 @@ def split_target(frame: pd.DataFrame, target: str, where: str) -> tuple[pd.DataF
     return frame.drop(columns=[target]), frame[target]
 
 
-def task_from_frame(frame: pd.DataFrame, target: str, name: str):
-    """A ``Task`` from a table: features encoded by ``TabularEncoder``, labels to 0..L-1."""
+def task_from_frame(frame: pd.DataFrame, target: str, name: str, where: str | None = None):
+    """A ``Task`` from a table: features encoded by ``TabularEncoder``, labels to 0..L-1.
+
+    Args:
+        where: how errors name the table (default: "task 'name'"), e.g. its file.
+    """
     from den.data.tasks import Task
 
-    features, labels = split_target(frame, target, f"task {name!r}")
-    codes, classes = encode_labels(labels, f"task {name!r} column {target!r}")
-    x = TabularEncoder().fit_transform(features, f"task {name!r} features")
+    where = where or f"task {name!r}"
+    features, labels = split_target(frame, target, where)
+    codes, classes = encode_labels(labels, f"{where} column {target!r}")
+    x = TabularEncoder().fit_transform(features, f"{where} features")
     return Task(name=name, x=x, y=codes, feature_names=[str(c) for c in features.columns],
                 classes=classes.tolist())

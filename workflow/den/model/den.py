@@ -369,4 +369,9 @@ class DEN:
         except (ValueError, KeyError, TypeError) as err:
             raise DENModelError(f"DEN model {str(path)!r} is damaged or from an incompatible "
                                 f"version: {err}") from err
+        diverged = sorted(k for k, a in arrays.items() if a.dtype.kind == "f" and not np.isfinite(a).all())
+        if diverged:
+            raise DENModelError(f"DEN model {str(path)!r} holds non-finite weights ({diverged[:3]}"
+                                f"{' ...' if len(diverged) > 3 else ''}): its pre-training diverged; "
+                                f"pre-train it again with a lower learning rate")
         return model

@@ -123,6 +123,13 @@ class TaskModel:
         then ``logit_scale`` and ``logit_bias``."""
         return [*self.calibration.variables_to_train, self.logit_scale, self.logit_bias]
 
+    def finite(self) -> bool:
+        """Whether everything fine-tuning may have changed (``finetuned_variables`` and the
+        adapted ``network_weights``) is finite: False after a fine-tuning that diverged (e.g. at
+        too large a learning rate), whose predictions would be NaN."""
+        arrays = [v.numpy() for v in self.finetuned_variables] + list(self.network_weights or [])
+        return all(np.isfinite(a).all() for a in arrays)
+
     def invalidate(self) -> None:
         """Forget the cached support context (call after the calibration changes)."""
         self._context = None

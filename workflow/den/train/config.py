@@ -8,8 +8,17 @@ the first job that meets it. ``den.train.pretrain`` and ``den.train.finetune`` u
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
 
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE
+
+
+def _finite_positive(value) -> bool:
+    """A learning rate Adam can use: a finite number above 0 (an infinite one makes every
+    weight NaN at the first step)."""
+    return (isinstance(value, numbers.Real) and not isinstance(value, bool)
+            and math.isfinite(value) and value > 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,8 +73,8 @@ class PretrainConfig:
             problems.append(f"support_rows_min must be in 1..support_rows, got {self.support_rows_min}")
         if self.covariates_min > self.covariates_max:
             problems.append("covariates_min must be <= covariates_max")
-        if not self.learning_rate > 0:
-            problems.append(f"learning_rate must be > 0, got {self.learning_rate}")
+        if not _finite_positive(self.learning_rate):
+            problems.append(f"learning_rate must be a finite number > 0, got {self.learning_rate}")
         for name in ("multiclass_cuts", "one_vs_rest_cuts"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
@@ -169,8 +178,9 @@ class FinetuneConfig:
         if not self.early_stopping_tolerance >= 0:
             raise ValueError("fine-tuning early_stopping_tolerance must be >= 0, got "
                              f"{self.early_stopping_tolerance}")
-        if not self.learning_rate > 0:
-            raise ValueError(f"fine-tuning learning_rate must be > 0, got {self.learning_rate}")
+        if not _finite_positive(self.learning_rate):
+            raise ValueError("fine-tuning learning_rate must be a finite number > 0, got "
+                             f"{self.learning_rate}")
         if self.network_steps < 0:
             raise ValueError(f"fine-tuning network_steps must be >= 0, got {self.network_steps}")
         if self.network_steps and self.early_stopping:
@@ -179,11 +189,11 @@ class FinetuneConfig:
         if self.network_min_class_rows < 1:
             raise ValueError("fine-tuning network_min_class_rows must be >= 1, got "
                              f"{self.network_min_class_rows}")
-        if not self.network_learning_rate > 0:
-            raise ValueError("fine-tuning network_learning_rate must be > 0, got "
+        if not _finite_positive(self.network_learning_rate):
+            raise ValueError("fine-tuning network_learning_rate must be a finite number > 0, got "
                              f"{self.network_learning_rate}")
-        if not self.output_scaling_learning_rate > 0:
-            raise ValueError("fine-tuning output_scaling_learning_rate must be > 0, got "
+        if not _finite_positive(self.output_scaling_learning_rate):
+            raise ValueError("fine-tuning output_scaling_learning_rate must be a finite number > 0, got "
                              f"{self.output_scaling_learning_rate}")
 
     def to_dict(self) -> dict:

@@ -15,6 +15,7 @@ import dataclasses
 import numpy as np
 
 from den._tf import tf
+from den.errors import DENError, DENModelError
 from den.model.task_model import TaskModel
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS
 from den.train.config import FinetuneConfig
@@ -321,10 +322,23 @@ class FittedTask:
         return self.class_models is not None
 
     def proba(self, x_query: np.ndarray, chunk_rows: int | None = None) -> np.ndarray:
-        """(m, L) class probabilities of the query rows (m, d)."""
+        """(m, L) class probabilities of the query rows (m, d).
+
+        Raises:
+            DENModelError: a probability is not finite (weights that overflow on these rows),
+                rather than NaN probabilities that would read as a prediction of class 0.
+        """
         if self.one_vs_rest:
-            return one_vs_rest_proba(self.class_models, x_query, chunk_rows)
-        return mean_proba(self.task_models, x_query, chunk_rows)
+            proba = one_vs_rest_proba(self.class_models, x_query, chunk_rows)
+        else:
+            proba = mean_proba(self.task_models, x_query, chunk_rows)
+        if not np.isfinite(proba).all():
+            rows = np.flatnonzero(~np.isfinite(proba).all(axis=1))
+            raise DENModelError(f"the fitted model's class probabilities of {len(rows)} query "
+                                f"row(s) (first: row {rows[0]}) are not finite: its weights "
+                                f"overflow there (a model pre-trained or fine-tuned at too large "
+                                f"a learning rate?)")
+        return proba
 
 
 def fit_task(den, x_support: np.ndarray, y_support: np.ndarray, n_classes: int,
@@ -341,10 +355,18 @@ def fit_task(den, x_support: np.ndarray, y_support: np.ndarray, n_classes: int,
         class_models, losses = one_vs_rest_models(den, x_support, y_support, n_classes, config,
                                                   x_unlabeled=x_unlabeled)
         task_models = [m for models in class_models if models for m in models]
-        return FittedTask(task_models, losses, class_models)
-    task_models, losses = fine_tuned_models(den, x_support, y_support, n_classes, config,
-                                            x_unlabeled=x_unlabeled)
-    return FittedTask(task_models, losses)
+        fitted = FittedTask(task_models, losses, class_models)
+    else:
+        task_models, losses = fine_tuned_models(den, x_support, y_support, n_classes, config,
+                                                x_unlabeled=x_unlabeled)
+        fitted = FittedTask(task_models, losses)
+    if not all(task_model.finite() for task_model in fitted.task_models):
+        rates = {name: getattr(config or FinetuneConfig(), name) for name in
+                 ("learning_rate", "network_learning_rate", "output_scaling_learning_rate")}
+        raise DENError(f"fine-tuning diverged: the fitted weights are not finite (NaN or "
+                       f"infinite), so every prediction would be NaN; lower the learning rates "
+                       f"(now {rates}; DENClassifier and `den predict` call them finetune_*)")
+    return fitted
 
 
 def _early_stopped_models(den, x_support, y_support, n_classes, config, x_unlabeled):

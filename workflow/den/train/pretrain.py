@@ -11,9 +11,10 @@ interrupted); running it again with the same tasks and settings resumes where it
 Step ``i`` draws its episode from ``numpy.random.default_rng([seed, i])``, so a resumed run
 sees the same episodes as an uninterrupted one and ends with bit-identical weights.
 
-Ctrl-C (SIGINT) is handled at step boundaries: the step under way is finished, a checkpoint
-of that completed step is saved (weights, optimizer state, step counter and loss window, all
-of one step) and ``PretrainInterrupted`` is raised. A KeyboardInterrupt raised anywhere else
+Ctrl-C (SIGINT) and SIGTERM (a scheduler's time limit, e.g. SLURM's, which sends it before
+killing a job) are handled at step boundaries: the step under way is finished, a checkpoint of
+that completed step is saved (weights, optimizer state, step counter and loss window, all of
+one step) and ``PretrainInterrupted`` is raised. A KeyboardInterrupt raised anywhere else
 (a second Ctrl-C, or SIGINT not delivered through Python's default handler) may land inside
 a step, after the weights were updated but before the counter was, so no checkpoint is
 written then: the last one stays valid.
@@ -21,6 +22,7 @@ written then: the last one stays valid.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import signal
 import threading
@@ -61,13 +63,16 @@ class PretrainInterrupted(KeyboardInterrupt):
 
 
 class _DeferredInterrupt:
-    """Within ``with``, a first SIGINT only sets ``requested`` (the loop stops at the next step
+    """Within ``with``, a first SIGINT (Ctrl-C) or SIGTERM (a scheduler's time limit, e.g.
+    SLURM's before it kills a job) only sets ``requested`` (the loop stops at the next step
     boundary); a second raises ``KeyboardInterrupt`` at once. Installed only in the main
-    thread and only over Python's default handler (an ignored SIGINT stays ignored)."""
+    thread and only over the default handlers (an ignored signal stays ignored)."""
+
+    SIGNALS = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
 
     def __init__(self):
         self.requested = False
-        self._previous = None
+        self._previous = {}
 
     def _handle(self, signum, frame):
         if self.requested:
@@ -75,14 +80,16 @@ class _DeferredInterrupt:
         self.requested = True
 
     def __enter__(self):
-        if (threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+        if threading.current_thread() is threading.main_thread():
+            for signum, default in self.SIGNALS.items():
+                if signal.getsignal(signum) is default:
+                    self._previous[signum] = signal.signal(signum, self._handle)
         return self
 
     def __exit__(self, *exc):
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous = {}
         return False
 
 
@@ -111,8 +118,21 @@ def _fingerprint(tasks: list[Task], model_config: ModelConfig, config: PretrainC
         settings.pop(name)
     if not settings["one_vs_rest_cuts"]:  # as checkpoints written before the setting existed
         settings.pop("one_vs_rest_cuts")
+    data = hashlib.sha256()
+    for t in tasks:
+        data.update(np.ascontiguousarray(t.x).tobytes())
+        data.update(np.ascontiguousarray(t.y).tobytes())
     return {"model": model_config.to_dict(), "pretrain": settings,
-            "tasks": [[t.name, t.n_rows, t.n_features, t.n_classes] for t in tasks]}
+            "tasks": [[t.name, t.n_rows, t.n_features, t.n_classes] for t in tasks],
+            "data": data.hexdigest()}
+
+
+def _same_run(stored, fingerprint: dict) -> bool:
+    """Whether a checkpoint's stored fingerprint is this run's; one written before the data
+    hash existed is compared without it."""
+    if isinstance(stored, dict) and "data" not in stored:
+        fingerprint = {k: v for k, v in fingerprint.items() if k != "data"}
+    return stored == fingerprint
 
 
 def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
@@ -134,7 +154,9 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
 
     Raises:
         DENInputError: a task cannot be used (too few rows, one class, too many classes).
-        DENError: ``checkpoint_dir`` holds a checkpoint of a different run.
+        DENError: ``checkpoint_dir`` holds a checkpoint of a different run (other tasks,
+            data or settings), a damaged one, or one past ``config.steps``; or the run
+            diverged (a non-finite loss or weights: the learning rate is too large).
         PretrainInterrupted: Ctrl-C; the last completed step is checkpointed (module docstring).
     """
     model_config = model_config or ModelConfig()
@@ -197,19 +219,34 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
                                          step=step)
         manager = tf.train.CheckpointManager(checkpoint, str(checkpoint_dir), max_to_keep=1)
         if manager.latest_checkpoint:
-            stored = json.loads(fp_path.read_text()) if fp_path.is_file() else None
-            if stored != fingerprint:
+            start_over = "delete it or choose another directory to start over"
+            try:
+                stored = json.loads(fp_path.read_text()) if fp_path.is_file() else None
+            except (OSError, ValueError) as err:
+                raise DENError(f"checkpoint directory {str(checkpoint_dir)!r} cannot be read "
+                               f"({fp_path.name}: {err}); {start_over}") from None
+            if not _same_run(stored, fingerprint):
                 raise DENError(
                     f"checkpoint directory {str(checkpoint_dir)!r} holds a pre-training run with "
-                    f"other tasks or settings; delete it or choose another directory to start over")
-            checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
-            history_path = checkpoint_dir / "history.json"
-            if history_path.is_file():
-                stored = json.loads(history_path.read_text())
-                if isinstance(stored, list):  # an older checkpoint, without the loss window
-                    history = stored
-                else:
-                    history, running = stored["history"], stored["running"]
+                    f"other tasks, data or settings; {start_over}")
+            try:
+                checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
+                history_path = checkpoint_dir / "history.json"
+                if history_path.is_file():
+                    stored = json.loads(history_path.read_text())
+                    if isinstance(stored, list):  # an older checkpoint, without the loss window
+                        history = stored
+                    else:
+                        history, running = stored["history"], stored["running"]
+            except Exception as err:  # TensorFlow's read errors, truncated files, bad JSON
+                raise DENError(f"checkpoint directory {str(checkpoint_dir)!r} is damaged "
+                               f"({type(err).__name__}: {str(err).splitlines()[0][:200]}); "
+                               f"{start_over}") from None
+            if int(step.numpy()) > config.steps:
+                raise DENError(f"checkpoint directory {str(checkpoint_dir)!r} is at step "
+                               f"{int(step.numpy())}, past the {config.steps} steps asked for: "
+                               f"ask for at least {int(step.numpy())} steps to go on from it, or "
+                               f"{start_over}")
         else:
             fp_path.write_text(json.dumps(fingerprint, indent=1))
 
@@ -246,6 +283,12 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
                 tf.constant(u_support), tf.constant(y[ep.support]),
                 tf.constant(ep.columns + offsets[ep.task]),
                 tf.constant(model.tuples(len(ep.columns))))
+            if not np.isfinite(float(loss)):  # the weights are NaN now: keep the last checkpoint
+                raise DENError(f"pre-training diverged at step {i + 1}: the loss is {float(loss)}; "
+                               f"pre-train with a lower learning rate (now {config.learning_rate:g})"
+                               + ("" if manager is None else
+                                  f" (the checkpoint in {str(checkpoint_dir)!r} is from before; "
+                                  f"delete it to start over)"))
             step.assign_add(1)
             running.append(float(loss))
             if timed_from is None:
@@ -258,6 +301,10 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
             bar.update(done, loss=float(np.mean(running)))
             if manager is not None and done % config.checkpoint_every == 0:
                 save_checkpoint()
+    diverged = [v.name for v in variables if not np.isfinite(v.numpy()).all()]
+    if diverged:  # a finite loss over weights that overflow (e.g. a huge learning rate)
+        raise DENError(f"pre-training diverged: weights {diverged[:3]} are not finite; pre-train "
+                       f"with a lower learning rate (now {config.learning_rate:g})")
     if manager is not None and int(step.numpy()) != start:
         save_checkpoint()
     steps_per_s = None
