@@ -25,6 +25,8 @@ def test_pretrain_then_predict(tmp_path, csv_tasks, capsys):
     assert main(["info", str(generated)]) == 0
     names = json.loads(capsys.readouterr().out)["metadata"]["pretrained_on"]
     assert len(names) == 5 and names[-2:] == ["gen-000", "gen-001"]
+    assert main(["info", str(generated), "--preset", "paper"]) == 2  # which model: not silently PATH
+    assert "give a model PATH or --preset" in capsys.readouterr().err
 
     task = make_tasks(1, seed=9, rows=(120, 120), features=(3, 3))[0]
     frame = pd.DataFrame(task.x, columns=["a", "b", "c"])

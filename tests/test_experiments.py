@@ -308,6 +308,8 @@ def test_config_cross_references_are_checked():
             ({"figure": True}, "experiments.t.figure: a figure plots the metric against the swept values"),
             ({"sweep": {"order": [1, 2], "steps": [1]}},
              r"give exactly one key to sweep, not \['order', 'steps'\]"),
+            ({"sweep": {"order": []}}, r"experiments.t.sweep.order: give a list of one or more values"),
+            ({"sweep": {"order": 3}}, r"experiments.t.sweep.order: give a list .* not 3"),
             ({"subtask_features": [8, 3]}, r"subtask_features: \[8, 3\] is not a range")):
         bad = {**config, "experiments": {"t": {**config["experiments"]["t"], **change}}}
         with pytest.raises(ConfigError, match=message):
@@ -366,9 +368,11 @@ def test_model_settings_are_checked_when_the_jobs_are_planned():
             ({"finetune": {"feature_counts": [3]}}, "finetune: .*set early_stopping to true"),
             ({"finetune": {"early_stopping": True, "ensemble": 3, "network_steps": 5}},
              "finetune: .*network_steps"),
-            ({"pretrain": {"covariates_min": 30}}, r"experiments.t.pretrain .*covariates_min must be <="),
-            ({"pretrain": {"support_rows": 64, "support_rows_min": 100}},
-             r"experiments.t.pretrain .*support_rows_min"),
+            # the top-level section is named as itself, not as an experiment that has none
+            ({"pretrain": {"covariates_min": 30}}, r"^pretrain: .*covariates_min must be <="),
+            ({"pretrain": {"support_rows": 64, "support_rows_min": 100}}, r"^pretrain: .*support_rows_min"),
+            ({"experiments": {"t": {**config["experiments"]["t"], "pretrain": {"support_rows_min": 300}}}},
+             r"^experiments.t.pretrain \(over the pretrain section\): .*support_rows_min"),
             ({"shipped": {"pretrain_on": ["p"], "pretrain": {"query_rows": 0}}},
              r"shipped.pretrain .*query_rows must be >= 1")):
         with pytest.raises(ConfigError, match=message):
@@ -867,3 +871,83 @@ def test_score_by_hand():
     assert np.isnan(missing["auc"]) and missing["accuracy"] == pytest.approx(3 / 4)
     one_class = score(np.array([1, 1, 1]), np.c_[1 - p1[:3], p1[:3]])
     assert np.isnan(one_class["auc"]) and one_class["accuracy"] == pytest.approx(1 / 3)
+
+
+def test_a_methods_label_is_not_part_of_its_evaluation():
+    """Renaming a table row (a method's label) reruns the tables, not the evaluations: the
+    evaluate rule's params leave the label out, and two methods that differ only in it are
+    one evaluation (score_index copies the second's scores)."""
+    from den.workflow_config import evaluation_protocol, model_index, score_index
+
+    config = {"seed": 1, "datasets": {name: {"source": "sklearn"} for name in ("a", "b")},
+              "methods": {"lr": {"kind": "direct", "model": "logistic_regression", "label": "LR"},
+                          "lr2": {"kind": "direct", "model": "logistic_regression", "label": "Other"}},
+              "experiments": {"t": {"datasets": ["a", "b"], "methods": ["lr", "lr2"], "repeats": 1}}}
+    spec = experiments(config)["t"]
+    assert evaluation_protocol(config, spec, "lr") == evaluation_protocol(config, spec, "lr2")
+    assert "label" not in evaluation_protocol(config, spec, "lr")["method"]
+    renamed = {**config, "methods": {**config["methods"], "lr": {**config["methods"]["lr"], "label": "New"}}}
+    assert evaluation_protocol(renamed, spec, "lr") == evaluation_protocol(config, spec, "lr")
+    index = score_index(config, model_index(config))
+    assert index["results/scores/t/base/lr2/a/0.json"] == "results/scores/t/base/lr/a/0.json"
+
+
+def test_targets_the_config_does_not_plan_are_named_errors(tmp_path, monkeypatch):
+    """A score, model or data file that no experiment makes (a typo in a target) stops the
+    dry run with a line that names the part that is off, not a KeyError or a job that runs."""
+    from den.workflow_config import dataset_spec, model_index, planned_model_file, planned_score_file
+
+    config = {"seed": 1, "datasets": {name: {"source": "sklearn"} for name in ("a", "b", "p")},
+              "methods": {"den": {"kind": "den"}, "lr": {"kind": "direct", "model": "logistic_regression"}},
+              "experiments": {"t": {"datasets": ["a", "b"], "methods": ["den", "lr"], "pretrain_on": ["p"],
+                                    "repeats": 2}}}
+    assert planned_score_file(config, "t", "base", "lr", "a", "1")["repeats"] == 2
+    for parts, message in ((("u", "base", "lr", "a", 0), "has no experiment 'u'"),
+                           (("t", "order-3", "lr", "a", 0), r"no setting 'order-3'; its settings are \[.b"),
+                           (("t", "base", "knn", "a", 0), "no method 'knn'"),
+                           (("t", "base", "lr", "p", 0), r"no dataset 'p'; its datasets are \['a', 'b'\]"),
+                           (("t", "base", "lr", "a", 2), r"no repeat 2; its repeats are \[0, 1\]")):
+        with pytest.raises(ConfigError, match=message):
+            planned_score_file(config, *parts)
+    models = model_index(config)
+    planned_model_file(models, "results/models/t/base/plf/all.npz")
+    with pytest.raises(ConfigError, match="^results/models/t/base/plf/a.npz: the config pre-trains no such "
+                                          r"model .* include \['results/models/t/base/no_plf/all.npz'"):
+        planned_model_file(models, "results/models/t/base/plf/a.npz")
+    with pytest.raises(ConfigError, match="^results/data/c.npz: the config defines no dataset 'c'"):
+        dataset_spec(config, "c")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    config["datasets"]["f"] = {"source": "csv", "path": "~/f.csv", "target": "y"}
+    assert dataset_spec(config, "f")["path"] == str(tmp_path / "f.csv")  # ~ is the user's home
+
+
+def test_dataset_entries_and_comparisons_a_job_would_refuse_stop_the_plan(tmp_path):
+    """Entries whose prepare job could only fail (a scikit-learn name it does not bundle, an
+    idx set without its directory, a name the CNN zoo owns) and a compare_to whose splits
+    differ are refused when the workflow is planned, naming the key."""
+    from den.workflow_config import dataset_inputs
+
+    config = {"seed": 1, "datasets": {name: {"source": "sklearn"} for name in ("iris", "wine", "p")},
+              "image_datasets": {"digits": {"source": "sklearn"}},
+              "methods": {"lr": {"kind": "direct", "model": "logistic_regression"}},
+              "experiments": {"t": {"datasets": ["iris", "wine"], "methods": ["lr"], "pretrain_on": ["p"]}}}
+    assert dataset_inputs(config, "iris") == [] and dataset_inputs(config, "digits", "image_datasets") == []
+    with pytest.raises(ConfigError, match=r"datasets.p: scikit-learn bundles no 'p' here; choose a"):
+        dataset_inputs(config, "p")
+    config["image_datasets"]["digits"]["name"] = "digitz"
+    with pytest.raises(ConfigError, match=r"image_datasets.digits: .* no 'digitz'.*\['digits'\]"):
+        dataset_inputs(config, "digits", "image_datasets")
+    config["image_datasets"]["mnist"] = {"source": "idx"}
+    with pytest.raises(ConfigError, match="image_datasets.mnist: source 'idx' needs a path"):
+        dataset_inputs(config, "mnist", "image_datasets")
+    config["image_datasets"]["mnist"]["path"] = "images/mnist"
+    with pytest.raises(ConfigError, match=r"image_datasets.mnist.path: .*train-images.* does not exist"):
+        dataset_inputs(config, "mnist", "image_datasets")
+    with pytest.raises(ConfigError, match=r"datasets: \['sim-x'\] start with 'sim-'"):
+        experiments({**config, "datasets": {**config["datasets"], "sim-x": {"source": "sklearn"}}})
+    other = {**config["experiments"]["t"], "n_support": 20}
+    with pytest.raises(ConfigError, match=r"experiments.u.compare_to: 't' splits the data otherwise "
+                                          r"\(n_support 20 here, 50 there\)"):
+        experiments({**config, "experiments": {**config["experiments"], "u": {**other, "compare_to": "t"}}})
+    assert experiments({**config, "experiments": {**config["experiments"],
+                                                  "u": {**other, "n_support": 50, "compare_to": "t"}}})

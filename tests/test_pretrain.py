@@ -56,6 +56,29 @@ def test_checkpoint_of_another_run_is_refused(tmp_path):
         pretrain(tasks[:1], ModelConfig(**SMALL), config, checkpoint_dir=tmp_path, progress=None)
 
 
+def test_a_workflow_restarts_over_a_checkpoint_of_another_run(tmp_path):
+    """restart_other_run (the workflow's pretrain job, after a run interrupted before its
+    settings changed): the stale checkpoint is deleted, a line says so, and the run is the
+    one a fresh directory gives, weight for weight."""
+    import io
+
+    tasks = make_tasks(2, seed=2, rows=(60, 80), features=(2, 4))
+    config = PretrainConfig(steps=2, query_rows=8, support_rows=8)
+    pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "job", progress=None)
+    stream = io.StringIO()
+    restarted = pretrain(tasks[:1], ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "job",
+                         progress=stream, restart_other_run=True)
+    assert "holds a pre-training run with other tasks, data or settings: starting over" in stream.getvalue()
+    fresh = pretrain(tasks[:1], ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "new", progress=None)
+    for a, b in zip(restarted.network.trainable_variables, fresh.network.trainable_variables, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    # the directory now holds this run's checkpoint: the same call resumes from it, no restart
+    stream = io.StringIO()
+    pretrain(tasks[:1], ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "job", progress=stream,
+             restart_other_run=True)
+    assert "starting over" not in stream.getvalue()
+
+
 def test_checkpoint_fingerprint_names_one_vs_rest_cuts_only_when_set():
     """Checkpoints written before one_vs_rest_cuts existed have no such key: at 0 the
     fingerprint leaves it out, so they still resume; a run with the cuts differs from one

@@ -66,8 +66,10 @@ def test_architectures_follow_the_ranges_and_the_seed():
     archs = [sample_architecture(np.random.default_rng([1, i]), ranges) for i in range(50)]
     assert all(2 <= a.filters <= 4 and a.epochs == 1 and 0 <= a.conv_layers <= 3 for a in archs)
     assert archs[3] == sample_architecture(np.random.default_rng([1, 3]), ranges)
-    with pytest.raises(ValueError, match="'kernel'"):
+    with pytest.raises(ValueError, match=r"kernel: \[5, 2\] has its low end above"):
         sample_architecture(np.random.default_rng(0), {"kernel": (5, 2)})
+    with pytest.raises(ValueError, match="unknown range 'kernels'"):
+        sample_architecture(np.random.default_rng(0), {"kernels": (2, 3)})
     assert binary_labels(np.arange(10), 3).tolist() == [1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
 
 
@@ -186,6 +188,18 @@ def test_shares_name_tasks_and_bad_shares_are_refused():
     config["cnn_zoo"]["cutoffs"] = [0.3, 0.30000001]
     with pytest.raises(ConfigError, match="repeats a positive share"):
         experiments(config)
+    # ranges that cannot build a CNN stop the plan, not the zoo's jobs
+    config["cnn_zoo"]["cutoffs"] = [0.3]
+    for ranges, message in (({"conv_layers": [3, 1]}, r"conv_layers: \[3, 1\] has its low end above"),
+                            ({"kernel": [0, 2]}, r"kernel: \[0, 2\] goes below 1"),
+                            ({"dense_layers": [0, 2]}, r"dense_layers: \[0, 2\] goes below 1")):
+        config["cnn_zoo"]["ranges"] = ranges
+        with pytest.raises(ConfigError, match="^cnn_zoo.ranges: " + message):
+            experiments(config)
+        with pytest.raises(ValueError, match=message):
+            sample_architecture(np.random.default_rng(0), ranges)
+    config["cnn_zoo"]["ranges"] = {"conv_layers": [0, 0], "pool": [1, 1]}
+    experiments(config)
 
 
 TINY_RANGES = {"conv_layers": (0, 1), "dense_layers": (1, 2), "filters": (2, 3), "units": (2, 4),

@@ -53,6 +53,8 @@ def declared_resources():
                  (r"^\s+threads: (\d+)$", r"^\s+mem_mb=(\d+),", r"^\s+runtime=(\d+),")]
         assert all(found), f"rule {name}: threads, mem_mb and runtime should be plain numbers"
         rules[name] = tuple(int(match.group(1)) for match in found)
+    for parent, name in re.findall(r"^use rule (\w+) as (\w+) with:", text, re.M):
+        rules[name] = rules[parent]  # a rule of its own name for set-resources, the parent's values
     return rules
 
 
@@ -67,8 +69,9 @@ def cluster_rules():
 
 
 # Rules the small config (and rule all) never runs: shipped_model builds the package's model from
-# config/corpus.yaml's `shipped` section, asked for by its file (make shipped-model).
-NOT_IN_ALL = {"shipped_model"}
+# config/corpus.yaml's `shipped` section, asked for by its file (make shipped-model);
+# pretrain_member pre-trains the further seeds of pretrain.seeds > 1.
+NOT_IN_ALL = {"shipped_model", "pretrain_member"}
 
 
 def site_block(uncomment_gpu=False):
@@ -104,7 +107,7 @@ def test_profile_uses_the_slurm_executor_and_its_site_block_names_every_cluster_
     assert all(set(values) == {"slurm_account", "slurm_partition"} for values in site.values())
     gpu = site_block(uncomment_gpu=True)["set-resources"]
     on_gpu = {rule for rule, values in gpu.items() if values.get("gpu")}
-    assert on_gpu == {"pretrain", "score_cnn_shard", "shipped_model"}
+    assert on_gpu == {"pretrain", "pretrain_member", "score_cnn_shard", "shipped_model"}
 
 
 def test_site_values_and_gpu_requests_reach_the_jobs(tmp_path):

@@ -173,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Print a saved model's hyperparameters and metadata as JSON.")
     p.add_argument("model", metavar="PATH", nargs="?",
                    help="model file (default: the model shipped with the package that --preset uses)")
-    p.add_argument("--preset", choices=list(PRESETS), default="default",
+    p.add_argument("--preset", choices=list(PRESETS), default=None,
                    help="without PATH: the shipped model of this preset ('paper': with the PLFs it "
                         "fine-tunes; the others: PLF-free). Default: default")
     return parser
@@ -310,7 +310,9 @@ def _info(args) -> None:
     from den.fitting import load_model
     from den.pretrained import shipped_model_path
 
-    finetune = PRESETS[args.preset]["variant"] == "den"
+    if args.model and args.preset:
+        raise DENInputError("give a model PATH or --preset (which shipped model), not both")
+    finetune = PRESETS[args.preset or "default"]["variant"] == "den"
     model = load_model(args.model or shipped_model_path(finetune=finetune))
     print(json.dumps({"config": model.config.to_dict(), "metadata": model.metadata}, indent=2))
 

@@ -78,7 +78,8 @@ def is_fine_tuned(spec: dict) -> bool:
     return spec.get("kind") == "den" and spec.get("variant", "den") == "den"
 
 
-def pretrain_model(tasks: list[Task], params: dict, pretrain: dict, checkpoint_dir=None):
+def pretrain_model(tasks: list[Task], params: dict, pretrain: dict, checkpoint_dir=None,
+                   restart_other_run: bool = False):
     """Pre-train the model of one pre-training job.
 
     Args:
@@ -87,6 +88,8 @@ def pretrain_model(tasks: list[Task], params: dict, pretrain: dict, checkpoint_d
         pretrain: DEN's PretrainConfig keywords (unused by baselines, whose steps and batch
             sizes are MetaConfig fields).
         checkpoint_dir: DEN resumes an interrupted run from here.
+        restart_other_run: a checkpoint there of other settings or data is deleted and the run
+            starts over (``den.train.pretrain.pretrain``), instead of raising.
 
     Returns:
         the model (``DEN`` or ``MetaLearner``), with ``save(path)``.
@@ -102,7 +105,7 @@ def pretrain_model(tasks: list[Task], params: dict, pretrain: dict, checkpoint_d
     from den.train import pretrain as den_pretrain
 
     return den_pretrain.pretrain(tasks, ModelConfig(**params), den_pretrain.PretrainConfig(**pretrain),
-                                 checkpoint_dir=checkpoint_dir)
+                                 checkpoint_dir=checkpoint_dir, restart_other_run=restart_other_run)
 
 
 def load_model(path, spec: dict):

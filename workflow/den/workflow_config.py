@@ -68,11 +68,16 @@ def simulated_datasets(config: dict) -> list[str]:
 
 
 def _check_cnn_zoo(config: dict) -> None:
-    """``cnn_zoo.images`` are defined image sets; ``cnn_zoo.cutoffs`` are distinct whole-percent
-    positive shares in (0, 1) (the class cutoff of each follows from the image set's labels)."""
-    from den.simulate.cnn_zoo import share_percent
+    """``cnn_zoo.images`` are defined image sets; ``cnn_zoo.ranges`` build CNNs; ``cnn_zoo.cutoffs``
+    are distinct whole-percent positive shares in (0, 1) (the class cutoff of each follows from
+    the image set's labels)."""
+    from den.simulate.cnn_zoo import check_ranges, share_percent
 
     zoo = config.get("cnn_zoo") or {}
+    try:
+        check_ranges(zoo.get("ranges"))
+    except ValueError as err:
+        raise ConfigError(f"cnn_zoo.ranges: {err}") from None
     for images in zoo.get("images", []):
         if images not in config.get("image_datasets", {}):
             raise ConfigError(f"cnn_zoo.images: unknown image dataset {images!r}; define it under "
@@ -122,6 +127,10 @@ def experiments(config: dict) -> dict[str, dict]:
     if clash:
         raise ConfigError(f"datasets: {sorted(clash)} clash with the names of generated_tasks; "
                           f"rename them (names starting {GENERATED_PREFIX!r} are the generated tasks)")
+    zoo_names = sorted(d for d in config.get("datasets", {}) if d.startswith("sim-"))
+    if zoo_names:
+        raise ConfigError(f"datasets: {zoo_names} start with 'sim-', which names the CNN-zoo tasks "
+                          f"(sim-<images>-p<percent>, from the cnn_zoo section); rename them")
     out = {}
     for name, spec in config["experiments"].items():
         full = {**EXPERIMENT_DEFAULTS, **spec}
@@ -149,6 +158,11 @@ def experiments(config: dict) -> dict[str, dict]:
             raise ConfigError(f"experiments.{name}.sweep: give exactly one key to sweep, not "
                               f"{sorted(full['sweep'])} (a config given with --configfile is merged "
                               f"over the default config's, so a sweep there keeps its key)")
+        if full["sweep"] is not None:
+            (key, values), = full["sweep"].items()
+            if not isinstance(values, list) or not values:
+                raise ConfigError(f"experiments.{name}.sweep.{key}: give a list of one or more values "
+                                  f"(one pre-training and one table row each), not {values!r}")
         if full["figure"] and not full["sweep"]:
             raise ConfigError(f"experiments.{name}.figure: a figure plots the metric against the "
                               f"swept values; give a sweep or set figure: false")
@@ -169,6 +183,14 @@ def experiments(config: dict) -> dict[str, dict]:
         if other is not None and not set(full["datasets"]) & set(config["experiments"][other]["datasets"]):
             raise ConfigError(f"experiments.{name}.compare_to: {other!r} evaluates none of this "
                               f"experiment's datasets, so every paired improvement would be empty")
+        if other is not None:  # a paired improvement pairs the same splits of the same rows
+            theirs = {**EXPERIMENT_DEFAULTS, **config["experiments"][other]}
+            differ = [key for key in ("n_support", "max_query", "subtask_features", "subtasks")
+                      if full[key] != theirs[key]]
+            if differ:
+                raise ConfigError(f"experiments.{name}.compare_to: {other!r} splits the data otherwise "
+                                  f"({', '.join(f'{k} {full[k]} here, {theirs[k]} there' for k in differ)}), "
+                                  f"so its scores do not pair with this experiment's; give both the same")
         _check_reference(name, full)
         _check_overrides(name, full, config)
         if leave_one_out(full) and len(full["datasets"]) < 2:
@@ -227,8 +249,13 @@ def dataset_spec(config: dict, name: str, section: str = "datasets") -> dict:
     entries = config[section]
     if section == "datasets" and name not in entries and name in generated_datasets(config):
         entries = generated_datasets(config)
+    if name not in entries:
+        raise ConfigError(f"{data_file(name) if section == 'datasets' else name}: the config "
+                          f"defines no dataset {name!r} under '{section}'; add it there")
     spec = dict(entries[name])
     data_dir = config.get("data_dir")
+    if spec.get("path"):
+        spec["path"] = os.path.expanduser(spec["path"])  # ~/data/x.csv
     if data_dir and spec.get("path") and not os.path.isabs(spec["path"]):
         spec["path"] = os.path.join(os.path.abspath(os.path.expanduser(data_dir)), spec["path"])
     return spec
@@ -249,15 +276,28 @@ def dataset_inputs(config: dict, name: str, section: str = "datasets") -> list[s
         from den.simulate.images import local_files
     else:
         from den.data.sources import local_files
+    source = spec.get("source")
+    if source in ("csv", "idx") and not spec.get("path"):
+        raise ConfigError(f"{section}.{name}: source {source!r} needs a path "
+                          f"({'the csv file' if source == 'csv' else 'the directory of its idx files'})")
+    if source == "sklearn":
+        from den.data.sources import SKLEARN_DATASETS
+
+        which, choices = spec.get("name", name), (("digits",) if section == "image_datasets"
+                                                   else SKLEARN_DATASETS)
+        if which not in choices:
+            raise ConfigError(f"{section}.{name}: scikit-learn bundles no {which!r} here; choose "
+                              f"a name from {list(choices)} (key 'name', default the entry's own)")
     files = local_files(spec)
     given = (config[section].get(name) or {}).get("path")
-    if spec.get("source") == "csv" and files and not os.path.isabs(str(given)) \
-            and not os.path.exists(files[0]):  # a missing absolute path: Snakemake names it
+    missing = [f for f in files if not os.path.exists(f)]
+    if source in ("csv", "idx") and missing and not os.path.isabs(os.path.expanduser(str(given))):
+        # a missing absolute path: Snakemake names it
         data_dir = config.get("data_dir")
         where = (f"its path {given!r} under data_dir {data_dir!r}" if data_dir
                  else "a relative path is read from the working directory unless the config gives "
                       "data_dir (--config data_dir=<directory of the files>)")
-        raise ConfigError(f"{section}.{name}.path: {files[0]!r} does not exist ({where})")
+        raise ConfigError(f"{section}.{name}.path: {missing[0]!r} does not exist ({where})")
     return files
 
 
@@ -373,11 +413,13 @@ def keypoint_options(config: dict, method: dict) -> dict:
 
 def evaluation_protocol(config: dict, spec: dict, method: str) -> dict:
     """``evaluate_method``'s keyword arguments for a method of an experiment (rule evaluate's
-    params): the method's config entry, the split settings, the seed, the fine-tuning settings
-    (only for the fine-tuned DEN variant, so changing them reruns only its evaluations) and
+    params): the method's config entry less its ``label`` (which only tables print, so renaming
+    a row reruns no evaluation), the split settings, the seed, the fine-tuning settings (only
+    for the fine-tuned DEN variant, so changing them reruns only its evaluations) and
     ``keypoint_options``."""
     entry = config["methods"][method]
-    return {"method": entry, "n_support": spec["n_support"],
+    method_entry = {key: value for key, value in entry.items() if key != "label"}
+    return {"method": method_entry, "n_support": spec["n_support"],
             "subtask_features": spec["subtask_features"], "max_query": spec["max_query"],
             "subtasks": spec["subtasks"], "seed": config["seed"],
             "finetune_config": config.get("finetune", {}) if is_fine_tuned(entry) else None,
@@ -432,6 +474,37 @@ def score_file(experiment: str, setting: str, method: str, dataset: str, repeat)
     """The evaluation JSON of one (experiment, setting, method, dataset, repeat): rule
     evaluate's output."""
     return f"results/scores/{experiment}/{setting}/{method}/{dataset}/{repeat}.json"
+
+
+def planned_score_file(config: dict, experiment: str, setting: str, method: str, dataset: str,
+                       repeat) -> dict:
+    """The experiment of a score file that the config plans (rule evaluate's target).
+
+    Raises:
+        ConfigError: the file is none of the config's evaluations (another setting, method,
+            dataset or a repeat past ``repeats``); the message names the part and its choices.
+    """
+    target = score_file(experiment, setting, method, dataset, repeat)
+    spec = experiment_spec(config, experiment, target)
+    for part, value, choices in (("setting", setting, list(settings(spec))),
+                                 ("method", method, spec["methods"]),
+                                 ("dataset", dataset, spec["datasets"]),
+                                 ("repeat", int(repeat), list(range(spec["repeats"])))):
+        if value not in choices:
+            raise ConfigError(f"{target}: experiment {experiment!r} has no {part} {value!r}; its "
+                              f"{part}s are {choices}")
+    return spec
+
+
+def planned_model_file(model_files: dict[str, str], path: str) -> None:
+    """Raise ConfigError unless ``path`` is a model that the config pre-trains (a key of
+    ``model_index``; rule pretrain's target), naming a few that are."""
+    if path not in model_files:
+        prefix = "/".join(path.split("/")[:3]) + "/"  # results/models/<experiment>/
+        near = sorted(p for p in model_files if p.startswith(prefix)) or sorted(model_files)
+        raise ConfigError(f"{path}: the config pre-trains no such model (another experiment, "
+                          f"setting, kind or held-out set); its models include {near[:4]}"
+                          f"{f' and {len(near) - 4} more' if len(near) > 4 else ''}")
 
 
 def experiment_spec(config: dict, name: str, target: str) -> dict:
@@ -537,9 +610,11 @@ def model_index(config: dict) -> dict[str, str]:
             _check_settings("shipped.model", ModelConfig, shipped_model_params(config, use_calibration))
         _check_settings("shipped.pretrain (over the pretrain section)", PretrainConfig,
                         shipped_pretrain_params(config))
+    _check_settings("pretrain", PretrainConfig, pretrain_params(config))
     for name, spec in experiments(config).items():
-        _check_settings(f"experiments.{name}.pretrain (over the pretrain section)", PretrainConfig,
-                        pretrain_params(config, 0, spec))
+        if spec.get("pretrain"):  # the top-level section alone passed just above
+            _check_settings(f"experiments.{name}.pretrain (over the pretrain section)", PretrainConfig,
+                            pretrain_params(config, 0, spec))
         for setting in settings(spec):
             metas = [pretrained_model_kind(m, config["methods"][m]) for m in spec["methods"]
                      if config["methods"][m].get("kind") == "meta"]

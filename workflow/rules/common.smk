@@ -38,7 +38,11 @@ wildcard_constraints:
 
 
 def training_data(wildcards):
-    """Data files of the datasets a pre-training run learns from."""
+    """Data files of the datasets a pre-training run learns from (a model no experiment
+    pre-trains is an error that names it)."""
+    member = f".seed{wildcards.member}" if "member" in wildcards.keys() else ""
+    wc.planned_model_file(MODEL_FILES, f"results/models/{wildcards.experiment}/{wildcards.setting}/"
+                                       f"{wildcards.kind}/{wildcards.heldout}{member}.npz")
     spec = EXPERIMENTS[wildcards.experiment]
     return [wc.data_file(d) for d in wc.training_datasets(config, spec, wildcards.heldout)]
 
@@ -54,11 +58,12 @@ def evaluation_inputs(wildcards):
     """The dataset file and, for DEN and meta-learned methods, the model that did not see the
     dataset (with ``pretrain.seeds`` > 1, a list: every pre-training member of it); for an
     evaluation another score file already does (``SCORE_FILES``), only that file."""
+    spec = wc.planned_score_file(config, wildcards.experiment, wildcards.setting, wildcards.method,
+                                 wildcards.dataset, wildcards.repeat)
     path = wc.score_file(wildcards.experiment, wildcards.setting, wildcards.method, wildcards.dataset,
                          wildcards.repeat)
     if path in SCORE_FILES:
         return {"computed": SCORE_FILES[path]}
-    spec = EXPERIMENTS[wildcards.experiment]
     inputs = {"data": wc.data_file(wildcards.dataset)}
     members = wc.evaluation_model_files(config, MODEL_FILES, wildcards.experiment, spec,
                                         wildcards.setting, wildcards.method, wildcards.dataset)

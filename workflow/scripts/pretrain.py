@@ -15,6 +15,7 @@ with log_to(snakemake.log[0]):  # noqa: F821
     tasks = [Task.load(path) for path in snakemake.input.tasks]  # noqa: F821
     checkpoint_dir = out.with_suffix(".checkpoint")
     model = pretrain_model(tasks, dict(snakemake.params.model), dict(snakemake.params.pretrain),  # noqa: F821
-                           checkpoint_dir=checkpoint_dir)  # DEN resumes an interrupted run
+                           # DEN resumes an interrupted run; one of settings since changed starts over
+                           checkpoint_dir=checkpoint_dir, restart_other_run=True)
     model.save(out)
     shutil.rmtree(checkpoint_dir, ignore_errors=True)  # a changed config must not hit a stale checkpoint

@@ -40,12 +40,35 @@ class Architecture:
     epochs: int
 
 
+# the least value of each range that builds a CNN (no convolutions is one; a kernel, pool,
+# filter count or width of 0 is not, and the Dense(1) output is the last dense layer)
+RANGE_MINIMUMS = {"conv_layers": 0, "dense_layers": 1, "filters": 1, "units": 1, "kernel": 1, "pool": 1,
+                  "epochs": 1}
+
+
+def check_ranges(ranges: dict | None) -> dict:
+    """``ranges`` over the paper's: {key: (low, high)}, inclusive.
+
+    Raises:
+        ValueError: an unknown key, a low end above the high one, or a value below what
+            builds a CNN (``RANGE_MINIMUMS``); the message names the key.
+    """
+    for key, bounds in (ranges or {}).items():
+        if key not in PAPER_RANGES:
+            raise ValueError(f"unknown range {key!r}; the ranges are {sorted(PAPER_RANGES)}")
+        lo, hi = bounds
+        if lo > hi:
+            raise ValueError(f"{key}: {[lo, hi]} has its low end above its high one")
+        if lo < RANGE_MINIMUMS[key]:
+            raise ValueError(f"{key}: {[lo, hi]} goes below {RANGE_MINIMUMS[key]}, the least "
+                             f"{key} that builds a CNN")
+    return {**PAPER_RANGES, **(ranges or {})}
+
+
 def sample_architecture(rng: np.random.Generator, ranges: dict | None = None) -> Architecture:
-    """One CNN drawn uniformly from the inclusive ``ranges`` (default: the paper's)."""
-    ranges = {**PAPER_RANGES, **(ranges or {})}
-    for key, (lo, hi) in ranges.items():
-        if key not in PAPER_RANGES or lo > hi:
-            raise ValueError(f"CNN zoo range {key!r}={[lo, hi]} is invalid; keys: {sorted(PAPER_RANGES)}")
+    """One CNN drawn uniformly from the inclusive ``ranges`` (default: the paper's;
+    ``check_ranges`` raises ValueError for bad ones)."""
+    ranges = check_ranges(ranges)
     draw = {key: int(rng.integers(lo, hi + 1)) for key, (lo, hi) in ranges.items()}
     return Architecture(**draw)
 

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -137,7 +139,7 @@ def _same_run(stored, fingerprint: dict) -> bool:
 
 def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
              config: PretrainConfig | None = None, *, checkpoint_dir: str | Path | None = None,
-             progress: TextIO | None | str = "stderr") -> DEN:
+             progress: TextIO | None | str = "stderr", restart_other_run: bool = False) -> DEN:
     """Pre-train a DEN on ``tasks``.
 
     Args:
@@ -148,6 +150,11 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
         config: run settings (default ``PretrainConfig()``).
         checkpoint_dir: where to checkpoint and resume from (None: no checkpoints).
         progress: stream for progress lines (None: silent; "stderr": ``sys.stderr`` now).
+        restart_other_run: a checkpoint of a different run (other tasks, data or settings, or
+            an unreadable fingerprint) is deleted, with a line on ``progress``, and the run
+            starts over, instead of raising. For a workflow whose checkpoint directory belongs
+            to one output, remade whenever its settings change; a user's own directory is not
+            deleted without asking (the default).
 
     Returns:
         the pre-trained ``DEN``; ``metadata`` records the tasks, steps and loss curve.
@@ -218,17 +225,25 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
         checkpoint = tf.train.Checkpoint(network=net, calibration=calibration, optimizer=optimizer,
                                          step=step)
         manager = tf.train.CheckpointManager(checkpoint, str(checkpoint_dir), max_to_keep=1)
+        start_over = "delete it or choose another directory to start over"
+        other_run = None  # why the checkpoint there is not this run's
         if manager.latest_checkpoint:
-            start_over = "delete it or choose another directory to start over"
             try:
                 stored = json.loads(fp_path.read_text()) if fp_path.is_file() else None
+                if not _same_run(stored, fingerprint):
+                    other_run = "holds a pre-training run with other tasks, data or settings"
             except (OSError, ValueError) as err:
-                raise DENError(f"checkpoint directory {str(checkpoint_dir)!r} cannot be read "
-                               f"({fp_path.name}: {err}); {start_over}") from None
-            if not _same_run(stored, fingerprint):
-                raise DENError(
-                    f"checkpoint directory {str(checkpoint_dir)!r} holds a pre-training run with "
-                    f"other tasks, data or settings; {start_over}")
+                other_run = f"cannot be read ({fp_path.name}: {err})"
+        if other_run and restart_other_run:
+            if progress is not None:
+                print(f"checkpoint directory {str(checkpoint_dir)!r} {other_run}: starting over",
+                      file=sys.stderr if progress == "stderr" else progress, flush=True)
+            shutil.rmtree(checkpoint_dir)
+            checkpoint_dir.mkdir(parents=True)
+            manager = tf.train.CheckpointManager(checkpoint, str(checkpoint_dir), max_to_keep=1)
+        elif other_run:
+            raise DENError(f"checkpoint directory {str(checkpoint_dir)!r} {other_run}; {start_over}")
+        if manager.latest_checkpoint:
             try:
                 checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
                 history_path = checkpoint_dir / "history.json"
