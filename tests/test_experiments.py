@@ -1,5 +1,8 @@
 """Evaluation jobs and the tables they aggregate into."""
 
+import contextlib
+import io
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -490,6 +493,16 @@ def test_subtasks_settings_and_transfer_protocol():
     assert 3 <= small.n_features <= 5
     assert small.feature_names == sorted(small.feature_names, key=lambda n: int(n[1:]))  # original order
     assert subtask(task, (3, 5), seed=4).feature_names == small.feature_names  # same for every method
+    assert subtask(task, (12, 20), seed=4).n_features == 10  # capped by d; the job's log says so:
+    from den.experiments import evaluate_method
+
+    lr = {"kind": "direct", "model": "logistic_regression"}
+    with contextlib.redirect_stdout(io.StringIO()) as log:
+        evaluate_method(lr, task, n_support=20, seed=1, repeat=0, subtask_features=(12, 20))
+    assert "subtask_features [12, 20] reach past t's 10 features" in log.getvalue()
+    with contextlib.redirect_stdout(io.StringIO()) as log:
+        evaluate_method(lr, task, n_support=20, seed=1, repeat=0, subtask_features=(3, 5))
+    assert "reach past" not in log.getvalue()
     assert settings({"sweep": {"order": [1, 3]}}) == {"order-1": {"order": 1}, "order-3": {"order": 3}}
     assert settings({"sweep": None}) == {"base": {}}
     config = {"datasets": {"a": {"source": "sklearn"}, "b": {"source": "sklearn"}},

@@ -195,6 +195,9 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
         raise ValueError(f"subtasks must be >= 1, got {subtasks}")
     if keypoints_from not in KEYPOINT_SOURCES:
         raise ValueError(f"keypoints_from must be one of {KEYPOINT_SOURCES}, got {keypoints_from!r}")
+    if subtask_features is not None and subtask_features[1] > task.n_features:  # to the job's log
+        print(f"note: subtask_features {list(subtask_features)} reach past {task.name}'s "
+              f"{task.n_features} features: its sub-tasks take at most {task.n_features}")
     runs = [_evaluate_once(spec, task, n_support=n_support, seed=seed, repeat=repeat, k=k, model=model,
                            finetune_config=finetune_config, subtask_features=subtask_features,
                            max_query=max_query, keypoints_from=keypoints_from) for k in range(subtasks)]
