@@ -27,6 +27,15 @@ def test_pretrain_then_predict(tmp_path, csv_tasks, capsys):
     assert len(names) == 5 and names[-2:] == ["gen-000", "gen-001"]
     assert main(["info", str(generated), "--preset", "paper"]) == 2  # which model: not silently PATH
     assert "give a model PATH or --preset" in capsys.readouterr().err
+    # readable: a list of numbers (layer widths, a loss-curve point) is one line, not one per number
+    assert main(["info", str(generated)]) == 0
+    out = capsys.readouterr().out
+    assert '"phi_units": [64, 64, 64],' in out and json.loads(out)["config"]["phi_units"] == [64, 64, 64]
+    from den.cli import _readable_json
+
+    value = {"curve": [[100, 0.5], [200, -2.5e-05]], "names": ["a[1,\n 2]", "b"], "flags": [True, None],
+             "empty": [], "text": "[1,   2]"}
+    assert json.loads(_readable_json(value)) == value and '[200, -2.5e-05]' in _readable_json(value)
 
     task = make_tasks(1, seed=9, rows=(120, 120), features=(3, 3))[0]
     frame = pd.DataFrame(task.x, columns=["a", "b", "c"])

@@ -314,7 +314,18 @@ def _info(args) -> None:
         raise DENInputError("give a model PATH or --preset (which shipped model), not both")
     finetune = PRESETS[args.preset or "default"]["variant"] == "den"
     model = load_model(args.model or shipped_model_path(finetune=finetune))
-    print(json.dumps({"config": model.config.to_dict(), "metadata": model.metadata}, indent=2))
+    print(_readable_json({"config": model.config.to_dict(), "metadata": model.metadata}))
+
+
+_SCALAR = r"(?:-?[0-9][0-9.eE+-]*|true|false|null)"
+# as json.dumps(indent=...) writes a list: a newline after "[" and each ","; strings hold none
+_SCALAR_LIST = re.compile(rf"\[\n\s*({_SCALAR}(?:,\n\s*{_SCALAR})*)\n\s*\]")
+
+
+def _readable_json(value) -> str:
+    """JSON indented by 2, with each list of numbers (layer widths, a loss-curve point) on one
+    line instead of one number per line; ``json.loads`` reads it back unchanged."""
+    return _SCALAR_LIST.sub(lambda m: "[" + re.sub(r",\n\s*", ", ", m[1]) + "]", json.dumps(value, indent=2))
 
 
 def main(argv: list[str] | None = None) -> int:
