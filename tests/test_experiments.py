@@ -914,14 +914,15 @@ def test_targets_the_config_does_not_plan_are_named_errors(tmp_path, monkeypatch
               "methods": {"den": {"kind": "den"}, "lr": {"kind": "direct", "model": "logistic_regression"}},
               "experiments": {"t": {"datasets": ["a", "b"], "methods": ["den", "lr"], "pretrain_on": ["p"],
                                     "repeats": 2}}}
-    assert planned_score_file(config, "t", "base", "lr", "a", "1")["repeats"] == 2
+    specs = experiments(config)
+    assert planned_score_file(specs, "t", "base", "lr", "a", "1")["repeats"] == 2
     for parts, message in ((("u", "base", "lr", "a", 0), "has no experiment 'u'"),
                            (("t", "order-3", "lr", "a", 0), r"no setting 'order-3'; its settings are \[.b"),
                            (("t", "base", "knn", "a", 0), "no method 'knn'"),
                            (("t", "base", "lr", "p", 0), r"no dataset 'p'; its datasets are \['a', 'b'\]"),
                            (("t", "base", "lr", "a", 2), r"no repeat 2; its repeats are \[0, 1\]")):
         with pytest.raises(ConfigError, match=message):
-            planned_score_file(config, *parts)
+            planned_score_file(specs, *parts)
     models = model_index(config)
     planned_model_file(models, "results/models/t/base/plf/all.npz")
     with pytest.raises(ConfigError, match="^results/models/t/base/plf/a.npz: the config pre-trains no such "

@@ -168,34 +168,48 @@ def test_report_holds_every_table_and_the_figure(finished_run):
         assert name in html
 
 
-def test_changing_one_table_reruns_only_its_jobs(finished_run, tmp_path):
-    mc = {**TINY["experiments"]["mc"], "repeats": 2}
-    changed = {**TINY, "experiments": {**TINY["experiments"], "mc": mc}}
+def _planned_after(finished_run, tmp_path, changed: dict) -> set[str]:
+    """The output files of the jobs a dry run of the finished run plans once ``changed``
+    replaces its config (each job's outputs, split)."""
     config = tmp_path / "changed.yaml"
     config.write_text(yaml.safe_dump(changed))
     dry = _snakemake(finished_run, "-n", "--configfile", str(config))
     assert dry.returncode == 0, dry.stderr[-3000:]
-    out = dry.stdout + dry.stderr
-    jobs = [line for line in out.splitlines()
-            if "results/" in line and ("output:" in line or "scores/" in line)]
-    assert jobs, out[-2000:]
+    outputs = {path.strip() for line in (dry.stdout + dry.stderr).splitlines() if "output: results/" in line
+               for path in line.split("output: ")[1].split(",")}
+    assert outputs, dry.stdout[-2000:]
+    return outputs
+
+
+def test_changing_one_table_reruns_only_its_jobs(finished_run, tmp_path):
+    mc = {**TINY["experiments"]["mc"], "repeats": 2}
+    jobs = _planned_after(finished_run, tmp_path, {**TINY, "experiments": {**TINY["experiments"], "mc": mc}})
     assert all("/bin/" not in job and "bin.tex" not in job and "keypoints" not in job for job in jobs), jobs
-    assert any("results/tables/mc.tex" in job for job in jobs)
-    assert any("results/scores/mc/base/" in job and "/1.json" in job for job in jobs)
+    assert "results/tables/mc.tex" in jobs
+    assert any(job.startswith("results/scores/mc/base/") and job.endswith("/1.json") for job in jobs)
 
 
 def test_changing_fine_tuning_reruns_only_fine_tuned_den(finished_run, tmp_path):
     changed = {**TINY, "finetune": {**TINY["finetune"], "learning_rate": 0.05}}
-    config = tmp_path / "changed.yaml"
-    config.write_text(yaml.safe_dump(changed))
-    dry = _snakemake(finished_run, "-n", "--configfile", str(config))
-    assert dry.returncode == 0, dry.stderr[-3000:]
-    scores = {line.split("output: ")[1].strip() for line in (dry.stdout + dry.stderr).splitlines()
-              if "output: results/scores/" in line}
-    assert scores, dry.stdout[-2000:]
+    scores = {p for p in _planned_after(finished_run, tmp_path, changed) if p.startswith("results/scores/")}
     assert {path.split("/")[4] for path in scores} == {"den"}  # not den_no_plf, lr, pn, maml
     assert any(path.startswith("results/scores/bin/") for path in scores)
     assert any(path.startswith("results/scores/mc/") for path in scores)
+
+
+def test_renaming_a_row_reruns_tables_and_unplanned_targets_are_named(finished_run, tmp_path):
+    """A method's label reaches only the tables: renaming it reruns no evaluation. A score or
+    model file that no experiment plans stops the dry run with one line naming what is off."""
+    renamed = {**TINY, "methods": {**TINY["methods"], "den": {**TINY["methods"]["den"], "label": "DEN v2"}}}
+    outputs = _planned_after(finished_run, tmp_path, renamed)
+    assert all(path.startswith("results/tables/") for path in outputs), outputs
+    for target, message in (("results/scores/bin/base/lr/g1/7.json",
+                             "experiment 'bin' has no repeat 7; its repeats are [0]"),
+                            ("results/scores/bin/base/lr/m1/0.json", "experiment 'bin' has no dataset 'm1'"),
+                            ("results/models/bin/base/plf/m1.npz", "the config pre-trains no such model")):
+        dry = _snakemake(finished_run, "-n", target)
+        assert dry.returncode != 0 and f"ConfigError: {target}: {message}" in dry.stdout + dry.stderr, \
+            (dry.stdout + dry.stderr)[-2000:]
 
 
 def test_more_pretraining_seeds_add_members_and_rerun_only_den_evaluations(finished_run, tmp_path):

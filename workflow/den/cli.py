@@ -11,7 +11,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from den.errors import DENError, DENInputError
+from den.errors import DENError, DENInputError, name_settings
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRESETS
 
 DESCRIPTION = """\
@@ -184,13 +184,20 @@ PRETRAIN_OPTIONS = {"n_keypoints": "--keypoints", "covariates_max": "--max-covar
                     "checkpoint_every": "--checkpoint-every", "query_rows": "--query-rows",
                     "support_rows_min": "--support-rows-min", "support_rows": "--support-rows",
                     "learning_rate": "--learning-rate", "max_classes": "--max-classes", "steps": "--steps"}
-_PRETRAIN_OPTION = re.compile(r"(?<![\w-])(" + "|".join(sorted(PRETRAIN_OPTIONS, key=len, reverse=True))
-                              + r")(?![\w-])")
 
 
-# FitSettings keywords in fit_table's messages (finetune_learning_rate, min_support_rows): each is
-# the dest of the `den predict` option of the same name with dashes
-_FIT_SETTING = re.compile(r"(?<![\w-])(finetune_\w+|min_support_rows|chunk_rows)(?![\w-])")
+def _predict_options() -> dict[str, str]:
+    """fit_table's words for its settings -> the `den predict` options: each FitSettings
+    keyword (finetune_learning_rate; every field is the dest of the option of the same name
+    with dashes), and variant='den' / preset='paper' as --variant den / --preset paper."""
+    import dataclasses
+
+    from den.fitting import VARIANTS, FitSettings
+
+    options = {f.name: "--" + f.name.replace("_", "-") for f in dataclasses.fields(FitSettings)
+               if "_" in f.name}
+    return {**options, **{f"variant={v!r}": f"--variant {v}" for v in VARIANTS},
+            **{f"preset={p!r}": f"--preset {p}" for p in PRESETS}}
 
 
 class _Interrupted(Exception):
@@ -231,9 +238,8 @@ def _predict(args) -> None:
         table = fit_table(settings, features, labels, X_unlabeled=query_features,
                           support_name=f"support file {args.support!r}",
                           unlabeled_name=f"query file {args.query!r}")
-    except DENInputError as err:  # a keyword (finetune_learning_rate) as its option's name
-        message = _FIT_SETTING.sub(lambda m: "--" + m[1].replace("_", "-"), str(err))
-        raise DENInputError(re.sub(r"\b(variant|preset)='(\w+)'", r"--\1 \2", message)) from None
+    except DENInputError as err:  # keywords as the options that set them (name_settings)
+        raise DENInputError(name_settings(str(err), _predict_options())) from None
     proba = table.proba(query_features, args.chunk_rows)
     out = pd.DataFrame({"prediction": table.classes[proba.argmax(axis=1)]})
     for k, label in enumerate(table.classes):
@@ -287,7 +293,7 @@ def _pretrain(args) -> None:
                                 learning_rate=args.learning_rate, seed=args.seed,
                                 checkpoint_every=args.checkpoint_every)
     except ValueError as err:  # the settings' names as the options that set them
-        raise DENInputError(_PRETRAIN_OPTION.sub(lambda m: PRETRAIN_OPTIONS[m[1]], str(err))) from None
+        raise DENInputError(name_settings(str(err), PRETRAIN_OPTIONS)) from None
     try:
         model = pretrain(tasks, model_config, config, checkpoint_dir=checkpoint_dir,
                          progress=None if args.quiet else sys.stderr)

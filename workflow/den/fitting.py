@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from pathlib import Path
 
 import numpy as np
 
 from den.data.encoding import FeatureCountError, TabularEncoder, encode_labels
-from den.errors import DENInputError, DENModelError
+from den.errors import DENInputError, DENModelError, name_settings
 from den.model.den import DEN
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRESETS, shipped_model_path
 from den.train.finetune import FinetuneConfig, FittedTask, adapt_config, fit_task
@@ -75,11 +74,11 @@ class FitSettings:
         object.__setattr__(self, "finetune_feature_counts", tuple(self.finetune_feature_counts))
 
 
-# "fine-tuning learning_rate ..." in FinetuneConfig's messages -> "finetune_learning_rate ...",
-# the FitSettings keyword (with dashes, the `den predict` option) that sets it
-_FINETUNE_KEYWORDS = sorted((f.name.removeprefix("finetune_") for f in dataclasses.fields(FitSettings)
-                             if f.name.startswith("finetune_")), key=len, reverse=True)
-_FINETUNE_FIELD = re.compile(r"(?<![\w-])(?:fine-tuning )?(" + "|".join(_FINETUNE_KEYWORDS) + r")(?![\w-])")
+# "fine-tuning learning_rate ..." (or "learning_rate") in FinetuneConfig's messages ->
+# "finetune_learning_rate ...", the FitSettings keyword that sets it (``name_settings``)
+_FINETUNE_KEYWORDS = {f"{prefix}{f.name.removeprefix('finetune_')}": f.name
+                      for f in dataclasses.fields(FitSettings) if f.name.startswith("finetune_")
+                      for prefix in ("", "fine-tuning ")}
 
 
 @dataclasses.dataclass
@@ -218,7 +217,7 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
                                   settings.finetune_network_learning_rate,
                                   one_vs_rest=PRESETS[settings.preset].get("one_vs_rest", True))
     except ValueError as err:  # FinetuneConfig's field names -> the keywords that set them
-        raise DENInputError(_FINETUNE_FIELD.sub(lambda m: f"finetune_{m[1]}", str(err))) from None
+        raise DENInputError(name_settings(str(err), _FINETUNE_KEYWORDS)) from None
     fitted = fit_task(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
     return FittedTable(fitted, encoder, classes, x.shape[1])
 

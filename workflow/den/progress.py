@@ -17,6 +17,12 @@ def format_duration(seconds: float) -> str:
     return f"{seconds}s"
 
 
+def progress_stream(stream: TextIO | None | str) -> TextIO | None:
+    """The stream ``stream`` names: "stderr" is ``sys.stderr`` now (a redirection of stderr,
+    e.g. to a job's log, is followed); None stays None (silent)."""
+    return sys.stderr if stream == "stderr" else stream
+
+
 class Progress:
     """Prints ``label done/total pct | key value | rate | ETA`` at most every ``interval_s``.
 
@@ -33,8 +39,7 @@ class Progress:
 
     def __init__(self, total: int, label: str, *, unit: str = "steps",
                  stream: TextIO | None | str = "stderr", interval_s: float = 2.0, start: int = 0):
-        if stream == "stderr":
-            stream = sys.stderr
+        stream = progress_stream(stream)
         self.total, self.label, self.unit = int(total), label, unit
         self.stream, self.interval_s = stream, interval_s
         self.start = int(start)  # done before this process; the rate never counts it

@@ -476,23 +476,25 @@ def score_file(experiment: str, setting: str, method: str, dataset: str, repeat)
     return f"results/scores/{experiment}/{setting}/{method}/{dataset}/{repeat}.json"
 
 
-def planned_score_file(config: dict, experiment: str, setting: str, method: str, dataset: str,
-                       repeat) -> dict:
-    """The experiment of a score file that the config plans (rule evaluate's target).
+def planned_score_file(specs: dict[str, dict], experiment: str, setting: str, method: str,
+                       dataset: str, repeat) -> dict:
+    """The experiment of a score file that the config plans (rule evaluate's target), among
+    ``specs`` (``experiments(config)``, computed once: this runs for every evaluation job).
 
     Raises:
-        ConfigError: the file is none of the config's evaluations (another setting, method,
-            dataset or a repeat past ``repeats``); the message names the part and its choices.
+        ConfigError: the file is none of the config's evaluations (another experiment, setting,
+            method, dataset or a repeat past ``repeats``); the message names the part and its
+            choices.
     """
     target = score_file(experiment, setting, method, dataset, repeat)
-    spec = experiment_spec(config, experiment, target)
-    for part, value, choices in (("setting", setting, list(settings(spec))),
+    spec = experiment_spec(None, experiment, target, specs)
+    for part, value, choices in (("setting", setting, settings(spec)),
                                  ("method", method, spec["methods"]),
                                  ("dataset", dataset, spec["datasets"]),
-                                 ("repeat", int(repeat), list(range(spec["repeats"])))):
+                                 ("repeat", int(repeat), range(spec["repeats"]))):
         if value not in choices:
             raise ConfigError(f"{target}: experiment {experiment!r} has no {part} {value!r}; its "
-                              f"{part}s are {choices}")
+                              f"{part}s are {list(choices)}")
     return spec
 
 
@@ -507,13 +509,14 @@ def planned_model_file(model_files: dict[str, str], path: str) -> None:
                           f"{f' and {len(near) - 4} more' if len(near) > 4 else ''}")
 
 
-def experiment_spec(config: dict, name: str, target: str) -> dict:
-    """The experiment ``name`` (``experiments``' entry) that the file ``target`` is made from.
+def experiment_spec(config: dict | None, name: str, target: str, specs: dict | None = None) -> dict:
+    """The experiment ``name`` (``experiments``' entry) that the file ``target`` is made from;
+    ``specs``: ``experiments(config)`` when the caller has it already (then config is unused).
 
     Raises:
         ConfigError: no such experiment; the message lists the config's experiments.
     """
-    specs = experiments(config)
+    specs = experiments(config) if specs is None else specs
     if name not in specs:
         raise ConfigError(f"{target}: the config has no experiment {name!r}; its experiments are "
                           f"{sorted(specs)} (each gives results/tables/<name>.tex)")

@@ -58,7 +58,7 @@ def evaluation_inputs(wildcards):
     """The dataset file and, for DEN and meta-learned methods, the model that did not see the
     dataset (with ``pretrain.seeds`` > 1, a list: every pre-training member of it); for an
     evaluation another score file already does (``SCORE_FILES``), only that file."""
-    spec = wc.planned_score_file(config, wildcards.experiment, wildcards.setting, wildcards.method,
+    spec = wc.planned_score_file(EXPERIMENTS, wildcards.experiment, wildcards.setting, wildcards.method,
                                  wildcards.dataset, wildcards.repeat)
     path = wc.score_file(wildcards.experiment, wildcards.setting, wildcards.method, wildcards.dataset,
                          wildcards.repeat)

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import shutil
 import signal
-import sys
 import threading
 import time
 from pathlib import Path
@@ -40,7 +40,7 @@ from den.errors import DENError, DENInputError
 from den.model.calibration import fit_keypoints, impute_unit, to_unit
 from den.model.config import ModelConfig
 from den.model.den import DEN
-from den.progress import Progress
+from den.progress import Progress, progress_stream
 from den.train.config import PretrainConfig
 from den.train.episodes import sample_episode
 
@@ -237,7 +237,7 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
         if other_run and restart_other_run:
             if progress is not None:
                 print(f"checkpoint directory {str(checkpoint_dir)!r} {other_run}: starting over",
-                      file=sys.stderr if progress == "stderr" else progress, flush=True)
+                      file=progress_stream(progress), flush=True)
             shutil.rmtree(checkpoint_dir)
             checkpoint_dir.mkdir(parents=True)
             manager = tf.train.CheckpointManager(checkpoint, str(checkpoint_dir), max_to_keep=1)
@@ -293,19 +293,19 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
                 flip = rng.random(len(ep.columns)) < config.flip_rate
                 u_query = np.where(flip, 1.0 - u_query, u_query)
                 u_support = np.where(flip, 1.0 - u_support, u_support)
-            loss = train_step(
+            loss = float(train_step(
                 tf.constant(u_query), tf.constant(y[ep.query]),
                 tf.constant(u_support), tf.constant(y[ep.support]),
                 tf.constant(ep.columns + offsets[ep.task]),
-                tf.constant(model.tuples(len(ep.columns))))
-            if not np.isfinite(float(loss)):  # the weights are NaN now: keep the last checkpoint
-                raise DENError(f"pre-training diverged at step {i + 1}: the loss is {float(loss)}; "
+                tf.constant(model.tuples(len(ep.columns)))))
+            if not math.isfinite(loss):  # the weights are NaN now: keep the last checkpoint
+                raise DENError(f"pre-training diverged at step {i + 1}: the loss is {loss}; "
                                f"pre-train with a lower learning rate (now {config.learning_rate:g})"
                                + ("" if manager is None else
                                   f" (the checkpoint in {str(checkpoint_dir)!r} is from before; "
                                   f"delete it to start over)"))
             step.assign_add(1)
-            running.append(float(loss))
+            running.append(loss)
             if timed_from is None:
                 timed_from = (i + 1, time.perf_counter())
             if len(running) > window:
