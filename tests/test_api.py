@@ -516,3 +516,80 @@ def test_a_column_without_values_in_the_support_is_missing_whatever_the_query_ho
     x = encoder.transform(pd.DataFrame({"a": [2.0, 5.0], "note": ["late", 7]}))
     np.testing.assert_array_equal(x[:, 0], [2.0, 5.0])
     assert np.isnan(x[:, 1]).all()
+
+
+def test_missing_markers_in_a_numeric_column_are_missing_values_not_categories():
+    """One "?" among numbers (as spreadsheets and UCI files write a blank) leaves the column
+    numbers, in the support and the query alike; another word is an error that says what to
+    do. In a column of words, "?" stays a category of its own."""
+    from den.data.encoding import TabularEncoder
+
+    support = pd.DataFrame({"amount": ["12", "?", "10000", " 7.5 ", "N/A"],
+                            "colour": ["red", "?", "blue", "red", "blue"]})
+    encoder = TabularEncoder().fit(support)
+    assert encoder.categories == {"colour": ["?", "blue", "red"]}
+    x = encoder.transform(support)
+    np.testing.assert_array_equal(x[[0, 2, 3], 0], [12, 10000, 7.5])
+    assert np.isnan(x[[1, 4], 0]).all() and x[1, 1] == 0
+    query = pd.DataFrame({"amount": [3.0, np.nan], "colour": ["blue", "red"]})
+    np.testing.assert_array_equal(encoder.transform(query.assign(amount=["-", "3"]))[1], [3, 2])
+    assert np.isnan(encoder.transform(query.assign(amount=["?", "3"]))[0, 0])
+    with pytest.raises(DENInputError, match="column 'amount' has non-numeric value 'n.a.' in a numeric "
+                                            "column; give a number there, or leave the cell empty"):
+        encoder.transform(query.assign(amount=["n.a.", "3"]))
+    only_markers = TabularEncoder().fit(pd.DataFrame({"a": [1.0, 2.0], "note": ["?", "-"]}))
+    assert only_markers.empty == {"note"}
+
+
+def test_numbers_written_as_text_in_a_category_column_sort_by_value_and_match_numbers():
+    """A column that is numbers but for one word ("3+") holds categories: "2" sorts before "10"
+    (DEN reads the codes' order), and the query's 12.0 (a CSV file of numbers) is the
+    support's "12.0" (a CSV file of text), not an unseen value."""
+    from den.data.encoding import TabularEncoder
+
+    encoder = TabularEncoder().fit(pd.DataFrame({"children": ["10", "2", "3+", "12.0", "1"]}))
+    assert encoder.categories["children"] == ["1", "2", "10", "12.0", "3+"]
+    np.testing.assert_array_equal(encoder.transform(pd.DataFrame({"children": [12.0, 2, "1.0", "3+"]}))[:, 0],
+                                  [3, 1, 0, 4])
+
+
+def test_dates_written_as_text_or_as_date_objects_are_days():
+    """CSV files hold dates as ISO 8601 text and Python code as datetime.date: both are days
+    since 1970-01-01, so a query's dates after the support's are later days, not unseen
+    categories; "?" is a missing date, and a word where a date belongs is an error."""
+    import datetime
+
+    from den.data.encoding import TabularEncoder
+
+    support = pd.DataFrame({"when": ["1970-01-02", "1971-01-01 12:00", None, "?"],
+                            "born": [datetime.date(1970, 1, 1), datetime.date(1970, 1, 11), None, None]})
+    encoder = TabularEncoder().fit(support)
+    assert encoder.temporal == {"when": "datetime", "born": "datetime"} and encoder.categories == {}
+    x = encoder.transform(support)
+    np.testing.assert_allclose(x[:2], [[1, 0], [365.5, 10]])
+    assert np.isnan(x[2:]).all()
+    query = pd.DataFrame({"when": ["2000-01-01T00:00:00Z", datetime.date(1970, 1, 3)],
+                          "born": ["1970-01-21", pd.Timestamp("1970-01-31")]})
+    np.testing.assert_allclose(encoder.transform(query), [[10957, 20], [2, 30]])
+    with pytest.raises(DENInputError, match="'when' has 'soon' where the support set had a date"):
+        encoder.transform(query.assign(when=["soon", None]))
+
+
+def test_duplicate_column_names_are_named(small_binary_model):
+    from den.data.encoding import TabularEncoder
+
+    twice = pd.DataFrame([[1.0, 2.0, 3.0]] * 4, columns=["a", "b", "a"])
+    with pytest.raises(DENInputError, match="support features has more than one column named 'a'; give "
+                                            "each column its own name"):
+        TabularEncoder().fit(twice)
+    encoder = TabularEncoder().fit(twice.iloc[:, :2])
+    with pytest.raises(DENInputError, match="query features has more than one column named 'a'"):
+        encoder.transform(twice)
+
+
+@pytest.mark.parametrize("chunk_rows", [0, -5, 2.5, True])
+def test_a_chunk_size_that_is_not_a_positive_integer_is_refused_before_the_fit(small_binary_model, table,
+                                                                               chunk_rows):
+    frame, labels = table
+    with pytest.raises(DENInputError, match=f"chunk_rows must be an integer >= 1 .*got {chunk_rows!r}"):
+        DENClassifier(model=small_binary_model, chunk_rows=chunk_rows).fit(frame[:50], labels[:50])

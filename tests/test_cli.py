@@ -506,3 +506,73 @@ def test_pretrain_setting_errors_name_the_options(tmp_path, csv_tasks, capsys):
                               "--support-rows-min must be in 1..--support-rows, got 9")):
         assert main([*common, *options]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_semicolon_tab_and_latin1_files_read_as_comma_separated_utf8(tmp_path, model_and_tables):
+    """Excel in a decimal-comma locale writes "a;b" and 1,5; other tools write tabs or
+    Latin-1: the same table in any of these forms gives the same predictions."""
+    model, _, _ = model_and_tables
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"a": rng.normal(size=60).round(3), "city": rng.choice(["Zürich", "Paris"], 60)})
+    frame["label"] = np.where(frame["a"] + (frame["city"] == "Paris") > 0.5, "yes", "no")
+    forms = {"comma": dict(sep=",", encoding="utf-8"), "tab": dict(sep="\t", encoding="utf-8"),
+             "latin1": dict(sep=",", encoding="latin-1"), "bom": dict(sep=",", encoding="utf-8-sig")}
+    outs = {}
+    for name, form in forms.items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False, **form)
+    (tmp_path / "semicolon.csv").write_text(frame.to_csv(index=False, sep=";").replace(".", ","))
+    for name in [*forms, "semicolon"]:
+        outs[name] = tmp_path / f"{name}_pred.csv"
+        assert main(_predict_args(model, tmp_path / f"{name}.csv", tmp_path / f"{name}.csv", outs[name])
+                    + ["--preset", "fast"]) == 0
+    expected = pd.read_csv(outs["comma"])
+    for name in outs:
+        pd.testing.assert_frame_equal(pd.read_csv(outs[name]), expected, atol=1e-6)
+
+
+def test_duplicate_names_and_clashing_output_columns_are_named(tmp_path, model_and_tables, capsys):
+    model, support, query = model_and_tables
+    twice = tmp_path / "twice.csv"
+    twice.write_text("a,b,a,label\n" + "\n".join(f"{i},{-i},{i},{'yes' if i % 2 else 'no'}"
+                                                   for i in range(30)) + "\n")
+    out = tmp_path / "pred.csv"
+    assert main(_predict_args(model, twice, query, out)) == 2
+    assert f"support file {str(twice)!r} has more than one column named 'a'; give each column its own " \
+           f"name" in capsys.readouterr().err
+    clashing = tmp_path / "clashing.csv"
+    pd.read_csv(query).assign(prediction="old").to_csv(clashing, index=False)
+    keep = ["--keep-query-columns", "--preset", "fast"]
+    assert main(_predict_args(model, support, clashing, out) + keep) == 2
+    assert "has the column(s) ['prediction'], which the output adds; rename them in the query file, or " \
+           "leave out --keep-query-columns" in capsys.readouterr().err
+    assert main(_predict_args(model, support, clashing, out) + ["--preset", "fast"]) == 0  # not kept: fine
+    out.unlink()
+    assert main(_predict_args(model, support, query, out) + ["--chunk-rows", "0"]) == 2
+    assert "--chunk-rows must be an integer >= 1" in capsys.readouterr().err and not out.exists()
+
+
+def test_a_stray_question_mark_and_text_dates_in_the_support_keep_the_query_readable(tmp_path,
+                                                                                    model_and_tables):
+    """One "?" in a numeric support column and dates as text: the query's numbers and later
+    dates are read as numbers and days, so its predictions equal those of a support without
+    the "?" row (which carries the same evidence but one cell)."""
+    model, _, _ = model_and_tables
+    rng = np.random.default_rng(7)
+    days = rng.integers(0, 400, 90)
+    frame = pd.DataFrame({"amount": rng.normal(size=90).round(2),
+                          "when": pd.to_datetime(days, unit="D").strftime("%Y-%m-%d")})
+    frame["label"] = np.where(frame["amount"] + days / 200 > 1, "yes", "no")
+    marked = frame[:60].astype({"amount": object})
+    marked.loc[3, "amount"] = "?"
+    marked.to_csv(tmp_path / "marked.csv", index=False)
+    frame[:60].assign(amount=frame["amount"][:60].where(frame.index[:60] != 3)).to_csv(
+        tmp_path / "blank.csv", index=False)
+    frame[60:].drop(columns="label").to_csv(tmp_path / "query.csv", index=False)
+    preds = {}
+    for name in ("marked", "blank"):
+        out = tmp_path / f"{name}_pred.csv"
+        assert main(_predict_args(model, tmp_path / f"{name}.csv", tmp_path / "query.csv", out)
+                    + ["--preset", "fast"]) == 0
+        preds[name] = pd.read_csv(out)
+    pd.testing.assert_frame_equal(preds["marked"], preds["blank"])
+    assert preds["blank"][["proba_no", "proba_yes"]].std().min() > 0.01  # the dates and amounts count

@@ -101,10 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
         "predict", help="fine-tune on a labelled CSV and predict the rows of another CSV",
         description="Fine-tune a pre-trained DEN on a small labelled table (the support set) "
                     "and write class predictions and probabilities for every row of a query "
-                    "table. Feature columns may hold numbers, booleans, strings (categories) and "
-                    "blanks (missing). The query needs the support's feature columns (any order); "
-                    "its other columns (a target, an id) are ignored, and copied to the output "
-                    "with --keep-query-columns.")
+                    "table. Feature columns may hold numbers, booleans, dates (2021-01-31), strings "
+                    "(categories) and blanks or '?' (missing). Files may be comma-, semicolon- "
+                    "(with decimal commas) or tab-separated, UTF-8 or Latin-1. The query needs "
+                    "the support's feature columns (any order); its other columns (a target, "
+                    "an id) are ignored, and copied to the output with --keep-query-columns.")
     p.add_argument("--model", metavar="PATH",
                    help="pre-trained DEN model file (from `den pretrain`); default: the model "
                         "shipped with the package for --preset (docs/model-card.md)")
@@ -245,6 +246,11 @@ def _predict(args) -> None:
     for k, label in enumerate(table.classes):
         out[f"proba_{label}"] = proba[:, k]
     if args.keep_query_columns:
+        clash = [str(c) for c in out.columns if c in query.columns]
+        if clash:
+            raise DENInputError(f"query file {args.query!r} has the column(s) {clash}, which the "
+                                f"output adds; rename them in the query file, or leave out "
+                                f"--keep-query-columns")
         out = pd.concat([query.reset_index(drop=True), out], axis=1)
     if to_stdout:
         out.to_csv(sys.stdout, index=False)

@@ -1,18 +1,25 @@
 """Turning user tables (numpy arrays or pandas frames) into DEN's numeric covariates and labels.
 
 Numbers stay numbers; booleans become 0/1; dates and times become days since 1970-01-01
-(durations: days), whatever their unit. Strings and categories become integer codes in sorted
-order of the values seen when fitting, whatever order a pandas categorical declares (OpenML's
+(durations: days), whatever their unit: datetime columns, ``datetime.date`` values and text
+in ISO 8601 form (2021-01-31, 2021-01-31 10:00, as CSV files hold dates). Strings and
+categories become integer codes in sorted order of the values seen when fitting (numbers
+written as text in numeric order), whatever order a pandas categorical declares (OpenML's
 nominal columns come as ordered categoricals whose order means nothing); an unseen value
-becomes missing, and a value of another type is found by its text (one CSV file gives "1",
-another 1). Missing values (None, NaN, NaT, pandas NA) become NaN, which the calibration
-imputes, as does everything in a column that held no value when fitting. Infinite values,
+becomes missing, and a value of another type is found by its text (one CSV file gives "1" or
+"1.0", another 1). Missing values (None, NaN, NaT, pandas NA) become NaN, which the calibration
+imputes, as does everything in a column that held no value when fitting; so do the texts of
+``MISSING_MARKERS`` ("?", "-", "NA", ...) in a column of numbers or dates, where one "?" would
+otherwise make the column categories. Infinite values,
 values beyond float32 range, complex numbers and values that are neither strings, booleans
 nor numbers (a dict) are errors that name the column; sparse matrices are an error (DEN needs
 dense input).
 """
 
 from __future__ import annotations
+
+import datetime
+import re
 
 import numpy as np
 import pandas as pd
@@ -21,6 +28,13 @@ from den.errors import DENInputError
 
 # The largest magnitude DEN's float32 features hold; beyond it a value would become infinite.
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+# Texts that stand for "no value" in a column of numbers or dates (spreadsheets and UCI files
+# write "?"), compared stripped and in lower case.
+MISSING_MARKERS = frozenset({"", "?", "-", "--", ".", "na", "n/a", "nan", "null", "none", "missing"})
+
+# A date (and time) as ISO 8601 text, the form CSV files and pandas write dates in.
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:Z|[+-]\d{2}:?\d{2})?")
 
 
 class FeatureCountError(DENInputError):
@@ -78,6 +92,26 @@ def _is_numeric(col: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
 
 
+def _is_marker(v) -> bool:
+    """Whether ``v`` is text that means a missing value (``MISSING_MARKERS``)."""
+    return isinstance(v, str) and v.strip().lower() in MISSING_MARKERS
+
+
+def _without_markers(series: pd.Series) -> pd.Series:
+    """``series`` with its ``MISSING_MARKERS`` texts as missing (a column of numbers or dates)."""
+    if _is_numeric(series) or _temporal_kind(series) or pd.api.types.is_bool_dtype(series):
+        return series
+    return series.mask(series.map(_is_marker).astype(bool))
+
+
+def _is_date(v) -> bool:
+    """A date or time: a ``datetime.date`` / ``datetime`` / Timestamp / numpy datetime64
+    value, or text in ISO 8601 form."""
+    if isinstance(v, (datetime.date, np.datetime64)):
+        return True
+    return isinstance(v, str) and _ISO_DATE.fullmatch(v.strip()) is not None
+
+
 def _temporal_kind(col: pd.Series) -> str | None:
     """"datetime" or "timedelta" for a column of dates/times or durations, else None."""
     if pd.api.types.is_datetime64_any_dtype(col):
@@ -90,8 +124,9 @@ def _temporal_kind(col: pd.Series) -> str | None:
 def _days(series: pd.Series, kind: str, what: str, name: str) -> np.ndarray:
     """(n,) float64 days since 1970-01-01 (kind "datetime", time zones read as UTC) or days
     (kind "timedelta"), NaN where missing; a value that is not a date (duration) is an error."""
+    series = _without_markers(series)
     if kind == "datetime":
-        parsed = pd.to_datetime(series, utc=True, errors="coerce")
+        parsed = pd.to_datetime(series, utc=True, errors="coerce", format="ISO8601")
         days = (parsed - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(days=1)
     else:
         days = pd.to_timedelta(series, errors="coerce") / pd.Timedelta(days=1)
@@ -129,11 +164,10 @@ class TabularEncoder:
             raise DENInputError(f"{what} has no feature columns: 0 feature(s) (shape={frame.shape}) "
                                 f"while a minimum of 1 is required; give at least one feature column")
         self.columns = [str(c) for c in frame.columns]
-        if len(set(self.columns)) != len(self.columns):
-            raise DENInputError(f"{what} has duplicate column names: {self.columns}")
+        _check_unique(self.columns, what)
         self.categories, self.temporal, self.empty = {}, {}, set()
-        for name, col in zip(self.columns, frame.columns):
-            series = frame[col]
+        for j, name in enumerate(self.columns):
+            series = frame.iloc[:, j]
             if not series.notna().any():
                 self.empty.add(name)
                 continue
@@ -142,9 +176,15 @@ class TabularEncoder:
                 continue
             if _is_numeric(series) or pd.api.types.is_bool_dtype(series):
                 continue
-            converted = pd.to_numeric(series, errors="coerce")
-            if converted.notna().sum() == series.notna().sum():
-                continue  # numbers stored as objects/strings
+            given = _without_markers(series).dropna()
+            if given.empty:  # nothing but "?" and the like
+                self.empty.add(name)
+                continue
+            if pd.to_numeric(given, errors="coerce").notna().all():
+                continue  # numbers stored as objects/strings ("?" and the like missing)
+            if all(_is_date(v) for v in given):
+                self.temporal[name] = "datetime"  # dates as text (a CSV file) or date objects
+                continue
             try:
                 values = series.dropna().unique().tolist()
             except TypeError as err:
@@ -154,7 +194,7 @@ class TabularEncoder:
                 raise _cell_type_error(what, name, bad[0]) from err
             if all(isinstance(v, (bool, np.bool_)) for v in values):
                 continue
-            self.categories[name] = sorted(values, key=lambda v: (str(type(v)), str(v)))
+            self.categories[name] = sorted(values, key=_category_key)
         return self
 
     def transform(self, x, what: str = "query features") -> np.ndarray:
@@ -168,6 +208,7 @@ class TabularEncoder:
             raise RuntimeError("TabularEncoder.transform called before fit")
         frame = _as_frame(x, what)
         given = [str(c) for c in frame.columns]
+        _check_unique(given, what)
         if isinstance(x, pd.DataFrame) and not self._from_array:
             missing = [c for c in self.columns if c not in given]
             extra = [c for c in given if c not in self.columns]
@@ -194,8 +235,9 @@ class TabularEncoder:
                                     _category_code(v, lookup, text, what, name))
                 out[:, j] = values.to_numpy(dtype=np.float64)
             else:
-                if pd.api.types.is_bool_dtype(series) or series.dtype == object:
-                    series = series.map(lambda v: float(v) if isinstance(v, (bool, np.bool_)) else v)
+                if not _is_numeric(series):  # booleans as 0/1, "?" and the like missing
+                    series = _without_markers(series).map(
+                        lambda v: float(v) if isinstance(v, (bool, np.bool_)) else v)
                 numeric = pd.to_numeric(series, errors="coerce")
                 if pd.api.types.is_complex_dtype(numeric) or (
                         numeric.dtype == object and any(isinstance(v, complex) for v in numeric)):
@@ -206,7 +248,8 @@ class TabularEncoder:
                 bad = series.notna().to_numpy() & np.isnan(values)
                 if bad.any():
                     raise DENInputError(f"{what} column {name!r} has non-numeric value "
-                                        f"{series[bad].iloc[0]!r} in a numeric column")
+                                        f"{series[bad].iloc[0]!r} in a numeric column; give a "
+                                        f"number there, or leave the cell empty (missing)")
                 if np.isinf(values).any():
                     raise DENInputError(f"{what} column {name!r} has infinite values; replace them "
                                         f"by NaN (missing) or finite numbers")
@@ -223,6 +266,32 @@ class TabularEncoder:
         return self.fit(x, what).transform(x, what)
 
 
+def _check_unique(columns: list[str], what: str) -> None:
+    """Raise if a column name occurs twice: which column a value belongs to would be a guess."""
+    twice = sorted({c for c in columns if columns.count(c) > 1})
+    if twice:
+        raise DENInputError(f"{what} has more than one column named {', '.join(map(repr, twice))}; "
+                            f"give each column its own name")
+
+
+def _number(v) -> float | None:
+    """The finite number that the text ``v`` writes ("12", " 1.50 ", "1e3"), else None."""
+    if not isinstance(v, str):
+        return None
+    try:
+        number = float(v)
+    except ValueError:
+        return None
+    return number if np.isfinite(number) else None
+
+
+def _category_key(v) -> tuple:
+    """Sort key of a category: by type, numbers written as text by their value ("2" before
+    "10"), other values by their text."""
+    number = _number(v)
+    return (str(type(v)), number is None, 0.0 if number is None else number, str(v))
+
+
 def _category_code(v, lookup: dict, text: dict, what: str, name: str) -> float:
     """The code of category ``v``: by value (``lookup``), else by its text (``text``: a
     value of another type that reads the same, as 1 for "1"), else NaN (unseen)."""
@@ -236,7 +305,9 @@ def _category_code(v, lookup: dict, text: dict, what: str, name: str) -> float:
 
 
 def _text(v) -> str:
-    """How a category reads in a CSV file: 1, 1.0 and "1" all read "1"."""
+    """How a category reads in a CSV file: 1, 1.0, "1" and "1.0" all read "1"."""
+    if (number := _number(v)) is not None:
+        v = number
     if isinstance(v, (bool, np.bool_)):
         return str(bool(v))
     if isinstance(v, (int, np.integer)):
@@ -312,14 +383,55 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
     return codes.astype(np.int32), classes
 
 
+# Separators a file whose header line holds no comma may use (Excel writes ";" where the
+# decimal mark is a comma); the header line decides.
+_SEPARATORS = (";", "\t", "|")
+
+
 def read_table(path, what: str = "table") -> pd.DataFrame:
-    """Read a CSV file, with an error that names the file when it cannot be read."""
+    """Read a CSV file, with an error that names the file when it cannot be read.
+
+    The separator is a comma, or where the header line holds none, the one of ";", tab and
+    "|" it holds most; with ";", a column of numbers with decimal commas (12,5) is read as
+    numbers. The text is UTF-8 (a byte-order mark is skipped), else read as Latin-1,
+    which reads any byte. A column name that occurs twice is an error (pandas would rename the
+    second "name.1", and the message would name a column the user never wrote).
+    """
+    where = f"{what} file {str(path)!r}"
     try:
-        return pd.read_csv(path)
+        try:
+            return _read_csv(path, where, encoding=None)
+        except UnicodeDecodeError:
+            return _read_csv(path, where, encoding="latin-1")
     except FileNotFoundError as err:
-        raise DENInputError(f"{what} file {str(path)!r} does not exist") from err
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as err:
-        raise DENInputError(f"{what} file {str(path)!r} is not a readable CSV file: {err}") from err
+        raise DENInputError(f"{where} does not exist") from err
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError) as err:
+        raise DENInputError(f"{where} is not a readable CSV file: {err}") from err
+
+
+def _read_csv(path, where: str, encoding: str | None) -> pd.DataFrame:
+    def header(sep: str) -> list[str]:  # the header line's names as written
+        first = pd.read_csv(path, nrows=1, header=None, dtype=str, keep_default_na=False, sep=sep,
+                            encoding=encoding)
+        return [str(name) for name in first.iloc[0]]
+
+    names, sep = header(","), ","
+    if len(names) == 1 and any(s in names[0] for s in _SEPARATORS):
+        sep = max(_SEPARATORS, key=names[0].count)
+        names = header(sep)
+    _check_unique([name for name in names if name], where)  # pandas names blanks "Unnamed: j"
+    frame = pd.read_csv(path, sep=sep, encoding=encoding)
+    if sep == ";":  # Excel writes ";" where the decimal mark is a comma: 12,5 is a number
+        for j in range(frame.shape[1]):
+            column = frame.iloc[:, j]
+            if _is_numeric(column) or pd.api.types.is_bool_dtype(column):
+                continue
+            text = column.dropna().astype(str).str.strip()
+            text = text[~text.map(_is_marker).astype(bool)]
+            if len(text) and text.str.fullmatch(r"[+-]?\d+(?:,\d+)?").all() and text.str.contains(",").any():
+                numbers = column.astype(str).str.strip().str.replace(",", ".", regex=False)
+                frame[frame.columns[j]] = pd.to_numeric(numbers.where(column.notna()), errors="coerce")
+    return frame
 
 
 def split_target(frame: pd.DataFrame, target: str, where: str) -> tuple[pd.DataFrame, pd.Series]:
