@@ -478,7 +478,9 @@ def test_a_checkpoint_past_the_steps_damaged_or_of_other_data_is_refused(tmp_pat
     frame["target"] = frame["target"].map({"yes": "no", "no": "yes"})
     frame.to_csv(first, index=False)
     assert main([*common, "--steps", "20"]) == 2
-    assert "other tasks, data or settings" in capsys.readouterr().err
+    assert "holds a pre-training run with other data; delete it or choose another directory to start " \
+           "over (--restart deletes it)" in capsys.readouterr().err
+    assert main([*common, "--steps", "20", "--restart"]) == 0  # starts over on the new data
 
 
 def test_pretrain_on_generated_tasks_alone_and_upper_case_csv_names(tmp_path, csv_tasks, capsys):
@@ -576,3 +578,49 @@ def test_a_stray_question_mark_and_text_dates_in_the_support_keep_the_query_read
         preds[name] = pd.read_csv(out)
     pd.testing.assert_frame_equal(preds["marked"], preds["blank"])
     assert preds["blank"][["proba_no", "proba_yes"]].std().min() > 0.01  # the dates and amounts count
+
+
+def test_pretrain_reads_gz_files_once_each_and_names_what_it_leaves_out(tmp_path, csv_tasks, capsys):
+    import gzip
+
+    first, second, third = sorted(csv_tasks.glob("*.csv"))
+    (csv_tasks / f"{first.name}.gz").write_bytes(gzip.compress(first.read_bytes()))
+    first.unlink()
+    (csv_tasks / "again.csv").symlink_to(second)  # the same file twice: one task
+    (csv_tasks / "README.txt").write_text("where the tasks come from")
+    (csv_tasks / "old").mkdir()
+    model = tmp_path / "m.npz"
+    common = ["pretrain", "--tasks", str(csv_tasks), "--out", str(model), "--steps", "2",
+              "--query-rows", "16", "--support-rows", "16"]
+    assert main(common) == 0
+    assert "--tasks: left out 2 entries that are no *.csv or *.csv.gz file: README.txt, old/" \
+        in capsys.readouterr().err
+    assert main(["info", str(model)]) == 0
+    names = json.loads(capsys.readouterr().out)["metadata"]["pretrained_on"]
+    assert len(names) == 3 and first.stem in names
+    (csv_tasks / third.name.replace(".csv", ".CSV")).write_text(third.read_text())
+    assert main(common) == 2
+    assert f"holds two files of task {third.stem!r} ({third.stem}.CSV, {third.name}); rename or remove " \
+           f"one" in capsys.readouterr().err
+
+
+def test_pretrain_errors_name_the_task_file_and_the_options_that_fix_them(tmp_path, csv_tasks, capsys):
+    """A task that needs the multiclass head or cuts, or has one class, is named by its file,
+    and the advice is in options (--head multiclass, --multiclass-cuts), which then work."""
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"a": rng.normal(size=60), "target": np.repeat(["x", "y", "z"], 20)}).to_csv(
+        csv_tasks / "three.csv", index=False)
+    common = ["pretrain", "--tasks", str(csv_tasks), "--out", str(tmp_path / "m.npz"), "--steps", "2",
+              "--query-rows", "16", "--support-rows", "16", "--quiet", "--head", "binary"]
+    assert main(common) == 2
+    three = repr(str(csv_tasks / "three.csv"))
+    assert f"task file {three} has 3 classes but the model's binary head supports 2; use --head " \
+           f"multiclass with --max-classes >= 3 or cut it into binary tasks (--multiclass-cuts or " \
+           f"--one-vs-rest-cuts > 0)" in capsys.readouterr().err
+    assert main([*common, "--multiclass-cuts", "2", "--one-vs-rest-cuts", "1"]) == 0
+    assert main(["info", str(tmp_path / "m.npz")]) == 0
+    assert len(json.loads(capsys.readouterr().out)["metadata"]["pretrained_on"]) == 3 + 3
+    pd.DataFrame({"a": rng.normal(size=20), "target": "x"}).to_csv(csv_tasks / "three.csv", index=False)
+    assert main(common) == 2
+    assert f"task file {three} has a single class; pre-training needs >= 2 classes in every task: " \
+           f"leave it out" in capsys.readouterr().err

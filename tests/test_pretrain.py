@@ -52,8 +52,13 @@ def test_checkpoint_of_another_run_is_refused(tmp_path):
     tasks = make_tasks(2, seed=2, rows=(60, 80), features=(2, 4))
     config = PretrainConfig(steps=2, query_rows=8, support_rows=8)
     pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path, progress=None)
-    with pytest.raises(DENError, match="other tasks, data or settings"):
+    with pytest.raises(DENError, match="holds a pre-training run with other tasks; delete it or choose "
+                                       r"another directory to start over \(restart_other_run=True"):
         pretrain(tasks[:1], ModelConfig(**SMALL), config, checkpoint_dir=tmp_path, progress=None)
+    faster = PretrainConfig(steps=2, query_rows=8, support_rows=8, learning_rate=0.01)
+    with pytest.raises(DENError, match=r"with other settings \(order 2 there, 3 here; learning_rate 0.001 "
+                                       r"there, 0.01 here\)"):
+        pretrain(tasks, ModelConfig(**{**SMALL, "order": 3}), faster, checkpoint_dir=tmp_path, progress=None)
 
 
 def test_a_workflow_restarts_over_a_checkpoint_of_another_run(tmp_path):
@@ -68,7 +73,7 @@ def test_a_workflow_restarts_over_a_checkpoint_of_another_run(tmp_path):
     stream = io.StringIO()
     restarted = pretrain(tasks[:1], ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "job",
                          progress=stream, restart_other_run=True)
-    assert "holds a pre-training run with other tasks, data or settings: starting over" in stream.getvalue()
+    assert "holds a pre-training run with other tasks: starting over" in stream.getvalue()
     fresh = pretrain(tasks[:1], ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "new", progress=None)
     for a, b in zip(restarted.network.trainable_variables, fresh.network.trainable_variables, strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
@@ -215,3 +220,55 @@ def test_one_vs_rest_cuts_take_each_class_in_turn_reproducibly():
     assert one_vs_rest_cuts(four, 0, seed=3) == []
     with pytest.raises(ValueError, match="more than two"):
         one_vs_rest_cuts(Task("two", rng.normal(size=(10, 2)), np.arange(10) % 2), 1, seed=0)
+
+
+def test_resuming_says_so_and_a_divergence_before_any_checkpoint_leaves_no_directory(tmp_path):
+    import io
+
+    tasks = make_tasks(2, seed=2, rows=(60, 80), features=(2, 4))
+    settings = {"query_rows": 8, "support_rows": 8}
+    pretrain(tasks, ModelConfig(**SMALL), PretrainConfig(steps=2, **settings), checkpoint_dir=tmp_path / "ck",
+             progress=None)
+    stream = io.StringIO()
+    pretrain(tasks, ModelConfig(**SMALL), PretrainConfig(steps=3, **settings), checkpoint_dir=tmp_path / "ck",
+             progress=stream)
+    assert f"resuming from the checkpoint in {str(tmp_path / 'ck')!r} at step 2/3" in stream.getvalue()
+    with pytest.raises(DENError, match="pre-training diverged") as err:
+        pretrain(tasks, ModelConfig(**SMALL), PretrainConfig(steps=3, learning_rate=1e30, **settings),
+                 checkpoint_dir=tmp_path / "new", progress=None)
+    assert "checkpoint" not in str(err.value) and not (tmp_path / "new").exists()  # nothing to resume
+
+
+def test_settings_of_a_wrong_type_are_named_and_numpy_numbers_are_saved_as_numbers(tmp_path):
+    """"5" steps, 5.5 steps, True steps and a switch set to "no" (which Python reads as true)
+    are refused with the setting's name; numpy numbers are fine, and the model they make saves
+    (its JSON holds plain numbers) instead of failing after the whole run."""
+    import re
+
+    from den.model.den import DEN
+    from den.train.config import FinetuneConfig
+
+    for make, setting, message in (
+            (PretrainConfig, {"steps": "5"}, "steps must be an integer, got '5'"),
+            (PretrainConfig, {"steps": 5.5}, "steps must be an integer, got 5.5"),
+            (PretrainConfig, {"steps": True}, "steps must be an integer, got True"),
+            (PretrainConfig, {"learning_rate": "0.01"}, "learning_rate must be a number, got '0.01'"),
+            (PretrainConfig, {"covariates_max": None}, "covariates_max must be an integer, got None"),
+            (ModelConfig, {"use_calibration": "no"}, "use_calibration must be True or False, got 'no'"),
+            (ModelConfig, {"max_classes": 3.5}, "max_classes must be an integer, got 3.5"),
+            (FinetuneConfig, {"epochs": 2.0}, "fine-tuning epochs must be an integer, got 2.0")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            make(**setting)
+    tasks = make_tasks(2, seed=2, rows=(60, 80), features=(2, 4))
+    config = PretrainConfig(steps=np.int64(2), query_rows=np.int32(8), support_rows=8,
+                            learning_rate=np.float32(1e-3))
+    assert type(config.steps) is int and type(config.learning_rate) is float
+    model = pretrain(tasks, ModelConfig(**{**SMALL, "max_classes": np.int64(3)}), config, progress=None)
+    assert DEN.load(model.save(tmp_path / "m.npz")).config.max_classes == 3
+    with pytest.raises(DENInputError, match=r"pretrain's config must be a PretrainConfig .*not a dict"):
+        pretrain(tasks, None, {"steps": 3})
+    with pytest.raises(DENInputError, match="pretrain's tasks must be a list of den.data.tasks.Task"):
+        pretrain("my_tasks/")
+    (tmp_path / "file").write_text("not a directory")
+    with pytest.raises(DENInputError, match="checkpoint_dir .* is a file, not a directory"):
+        pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "file", progress=None)

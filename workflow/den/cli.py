@@ -127,10 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "pretrain", help="pre-train a DEN on a directory of CSV tasks",
-        description="Pre-train DEN episodically on every *.csv file of a directory, each a "
-                    "classification task with its own number of features. Progress goes to "
-                    "stderr; a checkpoint directory lets a stopped run resume where it stopped.")
-    p.add_argument("--tasks", required=True, metavar="DIR", help="directory of CSV files, one task each")
+        description="Pre-train DEN episodically on every *.csv and *.csv.gz file of a directory, "
+                    "each a classification task with its own number of features (read as `den "
+                    "predict` reads its files). Progress goes to stderr; a checkpoint directory "
+                    "lets a stopped run resume where it stopped.")
+    p.add_argument("--tasks", required=True, metavar="DIR",
+                   help="directory of CSV files (.csv, .csv.gz), one task each; other entries are "
+                        "left out, with a line that names them")
     p.add_argument("--target", default="target", metavar="COLUMN",
                    help="label column, the same name in every file (default: target)")
     p.add_argument("--out", required=True, metavar="PATH", help="model file to write (.npz)")
@@ -140,6 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "with 130")
     p.add_argument("--checkpoint-every", type=int, default=500, metavar="N",
                    help="steps between checkpoints (default: 500)")
+    p.add_argument("--restart", action="store_true",
+                   help="a checkpoint directory of another run (other tasks, data or settings) is "
+                        "deleted and the run starts over (default: such a directory is an error "
+                        "that says what differs)")
     p.add_argument("--generated-tasks", type=int, default=0, metavar="N",
                    help="also pre-train on N generated tasks (den.data.synthetic: 500-2000 rows, "
                         "3-25 features, seeded by --seed); worth it with few tasks of your own: "
@@ -157,6 +164,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keypoints evenly over each feature's range or at its quantiles (default: uniform)")
     g.add_argument("--no-calibration", action="store_true",
                    help="no PLF block (the 'DEN w/o PLF' variant)")
+    g.add_argument("--multiclass-cuts", type=int, default=0, metavar="K",
+                   help="binary head: each task of more than two classes becomes K binary tasks, "
+                        "random bipartitions of its classes (the shipped models: 4; default: 0, "
+                        "such a task is an error)")
+    g.add_argument("--one-vs-rest-cuts", type=int, default=0, metavar="J",
+                   help="binary head: each task of more than two classes also gives J tasks of "
+                        "one class against the rest (default: 0)")
     t = p.add_argument_group("training")
     t.add_argument("--steps", type=int, default=10000, help="gradient steps (default: 10000)")
     t.add_argument("--query-rows", type=int, default=256, metavar="N", help="batch A size (default: 256)")
@@ -184,7 +198,10 @@ def build_parser() -> argparse.ArgumentParser:
 PRETRAIN_OPTIONS = {"n_keypoints": "--keypoints", "covariates_max": "--max-covariates",
                     "checkpoint_every": "--checkpoint-every", "query_rows": "--query-rows",
                     "support_rows_min": "--support-rows-min", "support_rows": "--support-rows",
-                    "learning_rate": "--learning-rate", "max_classes": "--max-classes", "steps": "--steps"}
+                    "learning_rate": "--learning-rate", "max_classes": "--max-classes", "steps": "--steps",
+                    "multiclass_cuts": "--multiclass-cuts", "one_vs_rest_cuts": "--one-vs-rest-cuts",
+                    "head 'multiclass'": "--head multiclass", "restart_other_run=True": "--restart",
+                    "order (dependency order r)": "--order (the dependency order r)"}
 
 
 def _predict_options() -> dict[str, str]:
@@ -264,6 +281,31 @@ def _predict(args) -> None:
           file=sys.stderr)
 
 
+def _task_files(directory: Path) -> tuple[dict[str, Path], list[str]]:
+    """The task files of ``directory`` by task name (the file name without .csv or .csv.gz,
+    any case), each file once however many links lead to it, and the names of the entries
+    left out (other files, folders, broken links).
+
+    Raises:
+        DENInputError: two files give one task name (a.csv and a.CSV).
+    """
+    files, seen, left_out = {}, set(), []
+    for entry in sorted(directory.iterdir()):
+        match = re.fullmatch(r"(.+)\.csv(?:\.gz)?", entry.name, flags=re.IGNORECASE)
+        if not match or not entry.is_file():
+            left_out.append(entry.name + ("/" if entry.is_dir() else ""))
+            continue
+        if entry.resolve() in seen:
+            continue
+        seen.add(entry.resolve())
+        name = match[1]
+        if name in files:
+            raise DENInputError(f"--tasks {str(directory)!r} holds two files of task {name!r} "
+                                f"({files[name].name}, {entry.name}); rename or remove one")
+        files[name] = entry
+    return files, left_out
+
+
 def _pretrain(args) -> None:
     from den.data.encoding import read_table, task_from_frame
     from den.data.synthetic import GENERATED_FEATURES, GENERATED_ROWS, make_tasks
@@ -276,16 +318,18 @@ def _pretrain(args) -> None:
     checkpoint_dir = Path(args.checkpoint_dir or f"{args.out}.checkpoint")
     check_output_path(checkpoint_dir, "--checkpoint-dir" if args.checkpoint_dir else
                       "the checkpoint directory (--checkpoint-dir)", directory=True)
-    directory = Path(args.tasks)
-    files = sorted(f for f in directory.iterdir() if f.is_file() and f.suffix.lower() == ".csv") \
-        if directory.is_dir() else []
-    if not files and not (directory.is_dir() and args.generated_tasks > 0):
-        raise DENInputError(f"--tasks {args.tasks!r} is not a directory holding *.csv files (or "
-                            f"give --generated-tasks N to pre-train on generated tasks alone)")
-    tasks = [task_from_frame(read_table(f, "task"), args.target, f.stem, f"task file {str(f)!r}")
-             for f in files]
     if args.generated_tasks < 0:
         raise DENInputError(f"--generated-tasks must be >= 0, got {args.generated_tasks}")
+    directory = Path(args.tasks)
+    files, left_out = _task_files(directory) if directory.is_dir() else ({}, [])
+    if not files and not (directory.is_dir() and args.generated_tasks > 0):
+        raise DENInputError(f"--tasks {args.tasks!r} is not a directory holding *.csv or *.csv.gz "
+                            f"files (or give --generated-tasks N to pre-train on generated tasks alone)")
+    if left_out and not args.quiet:
+        print(f"--tasks: left out {len(left_out)} entries that are no *.csv or *.csv.gz file: "
+              f"{', '.join(left_out[:5])}{' ...' if len(left_out) > 5 else ''}", file=sys.stderr)
+    tasks = [task_from_frame(read_table(f, "task"), args.target, name, f"task file {str(f)!r}")
+             for name, f in files.items()]
     tasks += make_tasks(args.generated_tasks, seed=args.seed, rows=GENERATED_ROWS,
                         features=GENERATED_FEATURES, prefix="gen-")
     head = args.head or ("binary" if all(t.n_classes == 2 for t in tasks) else "multiclass")
@@ -297,18 +341,27 @@ def _pretrain(args) -> None:
         config = PretrainConfig(steps=args.steps, query_rows=args.query_rows, support_rows=args.support_rows,
                                 support_rows_min=args.support_rows_min, covariates_max=args.max_covariates,
                                 learning_rate=args.learning_rate, seed=args.seed,
-                                checkpoint_every=args.checkpoint_every)
+                                checkpoint_every=args.checkpoint_every, multiclass_cuts=args.multiclass_cuts,
+                                one_vs_rest_cuts=args.one_vs_rest_cuts)
     except ValueError as err:  # the settings' names as the options that set them
         raise DENInputError(name_settings(str(err), PRETRAIN_OPTIONS)) from None
+    # a task by its file, a setting by its option, in pre-training's errors ("steps" there is
+    # the word: "past the 6 steps asked for")
+    names = {**{k: v for k, v in PRETRAIN_OPTIONS.items() if k != "steps"},
+             **{f"task {name!r}": f"task file {str(f)!r}" for name, f in files.items()}}
     try:
         model = pretrain(tasks, model_config, config, checkpoint_dir=checkpoint_dir,
-                         progress=None if args.quiet else sys.stderr)
+                         progress=None if args.quiet else sys.stderr, restart_other_run=args.restart)
     except PretrainInterrupted as stop:
         raise _Interrupted(f"interrupted after step {stop.step}/{stop.total}; checkpoint saved in "
                            f"{str(checkpoint_dir)!r}; run the same command again to resume") from None
     except KeyboardInterrupt:  # a second Ctrl-C, within a step: the last checkpoint stays valid
         raise _Interrupted(f"interrupted; run the same command again to resume from the last "
                            f"checkpoint in {str(checkpoint_dir)!r}, if one was saved") from None
+    except DENInputError as err:
+        raise DENInputError(name_settings(str(err), names)) from None
+    except DENError as err:
+        raise DENError(name_settings(str(err), names)) from None
     try:
         model.save(args.out)
     except OSError as err:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from den.errors import setting_type_problems
+
 HEADS = ("binary", "multiclass")
 # Here, not in den.model.calibration, so that a config is checked without TensorFlow (the
 # workflow's dry run builds every experiment's ModelConfig).
@@ -86,7 +88,9 @@ class ModelConfig:
     seed: int = 91620
 
     def __post_init__(self):
-        problems = []
+        problems = setting_type_problems(self)
+        if problems:  # the checks below compare numbers
+            raise ValueError("invalid DEN model config: " + "; ".join(problems))
         if self.head not in HEADS:
             problems.append(f"head must be one of {HEADS}, got {self.head!r}")
         if not 1 <= self.order <= 8:

@@ -11,6 +11,7 @@ import dataclasses
 import math
 import numbers
 
+from den.errors import setting_type_problems
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE
 
 
@@ -64,7 +65,9 @@ class PretrainConfig:
     checkpoint_every: int = 500
 
     def __post_init__(self):
-        problems = []
+        problems = setting_type_problems(self)
+        if problems:  # the checks below compare numbers
+            raise ValueError("invalid pre-training config: " + "; ".join(problems))
         for name in ("steps", "query_rows", "support_rows", "covariates_min", "covariates_max",
                      "checkpoint_every"):
             if getattr(self, name) < 1:
@@ -158,6 +161,9 @@ class FinetuneConfig:
     network_one_vs_rest: bool = True
 
     def __post_init__(self):
+        problems = setting_type_problems(self, prefix="fine-tuning ")
+        if problems:  # the checks below compare numbers
+            raise ValueError("; ".join(problems))
         object.__setattr__(self, "feature_counts", tuple(int(k) for k in self.feature_counts))
         if any(k < 1 for k in self.feature_counts):
             raise ValueError(f"fine-tuning feature_counts must be >= 1, got {list(self.feature_counts)}")

@@ -22,6 +22,7 @@ written then: the last one stays valid.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -100,13 +101,14 @@ def _check_tasks(tasks: list[Task], config: ModelConfig) -> None:
         raise DENInputError("pre-training needs at least one task")
     for task in tasks:
         if task.n_rows < 4:
-            raise DENInputError(f"task {task.name!r} has {task.n_rows} rows; pre-training needs >= 4")
+            raise DENInputError(f"task {task.name!r} has {task.n_rows} rows; pre-training needs >= 4 "
+                                f"in every task: leave it out")
         counts = np.bincount(task.y)
         if np.count_nonzero(counts) < 2:
-            raise DENInputError(f"task {task.name!r} has a single class; pre-training needs >= 2")
+            raise DENInputError(f"task {task.name!r} has a single class; pre-training needs >= 2 "
+                                f"classes in every task: leave it out")
         if task.n_classes > config.n_classes_supported:
-            cuts = (" or cut it into binary tasks (pretrain setting multiclass_cuts or "
-                    "one_vs_rest_cuts > 0)"
+            cuts = (" or cut it into binary tasks (multiclass_cuts or one_vs_rest_cuts > 0)"
                     if config.head == "binary" else "")
             raise DENInputError(
                 f"task {task.name!r} has {task.n_classes} classes but the model's {config.head} "
@@ -127,6 +129,24 @@ def _fingerprint(tasks: list[Task], model_config: ModelConfig, config: PretrainC
     return {"model": model_config.to_dict(), "pretrain": settings,
             "tasks": [[t.name, t.n_rows, t.n_features, t.n_classes] for t in tasks],
             "data": data.hexdigest()}
+
+
+def _run_difference(stored, fingerprint: dict) -> str:
+    """What sets a stored fingerprint's run apart from this one, in words: the settings that
+    differ with both values (``learning_rate 0.001 there, 0.01 here``), else other tasks or
+    other data."""
+    if not isinstance(stored, dict):
+        return "other tasks, data or settings"
+    changed = [f"{name} {there!r} there, {here!r} here"
+               for part in ("model", "pretrain")
+               for name, here in fingerprint[part].items()
+               if (there := (stored.get(part) or {}).get(name, here)) != here]
+    if changed:
+        return "other settings (" + "; ".join(changed) + ")"
+    if stored.get("tasks") != fingerprint["tasks"]:
+        return "other tasks"
+    return "other data" if stored.get("data", fingerprint["data"]) != fingerprint["data"] \
+        else "other tasks, data or settings"
 
 
 def _same_run(stored, fingerprint: dict) -> bool:
@@ -166,8 +186,17 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
             diverged (a non-finite loss or weights: the learning rate is too large).
         PretrainInterrupted: Ctrl-C; the last completed step is checkpointed (module docstring).
     """
-    model_config = model_config or ModelConfig()
-    config = config or PretrainConfig()
+    model_config = ModelConfig() if model_config is None else model_config
+    config = PretrainConfig() if config is None else config
+    for name, value, kind in (("model_config", model_config, ModelConfig),
+                              ("config", config, PretrainConfig)):
+        if not isinstance(value, kind):
+            raise DENInputError(f"pretrain's {name} must be a {kind.__name__} (or None: the defaults), "
+                                f"not a {type(value).__name__}; e.g. {kind.__name__}(**settings)")
+    if isinstance(tasks, (str, bytes)) or not all(isinstance(t, Task) for t in tasks):
+        raise DENInputError("pretrain's tasks must be a list of den.data.tasks.Task (e.g. from "
+                            "den.data.encoding.task_from_frame), one per training table")
+    tasks = list(tasks)
     if model_config.head == "binary" and (config.multiclass_cuts or config.one_vs_rest_cuts):
         tasks = [cut for task in tasks for cut in
                  ([*binary_cuts(task, config.multiclass_cuts, config.seed),
@@ -219,6 +248,9 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
     running: list[float] = []  # losses of the last `window` steps (checkpointed with history)
     if checkpoint_dir is not None:
         checkpoint_dir = Path(checkpoint_dir)
+        if checkpoint_dir.exists() and not checkpoint_dir.is_dir():
+            raise DENInputError(f"checkpoint_dir {str(checkpoint_dir)!r} is a file, not a directory; "
+                                f"give a directory (it is made where missing)")
         checkpoint_dir.mkdir(parents=True, exist_ok=True)
         fingerprint = _fingerprint(tasks, model_config, config)
         fp_path = checkpoint_dir / "fingerprint.json"
@@ -231,7 +263,7 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
             try:
                 stored = json.loads(fp_path.read_text()) if fp_path.is_file() else None
                 if not _same_run(stored, fingerprint):
-                    other_run = "holds a pre-training run with other tasks, data or settings"
+                    other_run = f"holds a pre-training run with {_run_difference(stored, fingerprint)}"
             except (OSError, ValueError) as err:
                 other_run = f"cannot be read ({fp_path.name}: {err})"
         if other_run and restart_other_run:
@@ -242,7 +274,8 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
             checkpoint_dir.mkdir(parents=True)
             manager = tf.train.CheckpointManager(checkpoint, str(checkpoint_dir), max_to_keep=1)
         elif other_run:
-            raise DENError(f"checkpoint directory {str(checkpoint_dir)!r} {other_run}; {start_over}")
+            raise DENError(f"checkpoint directory {str(checkpoint_dir)!r} {other_run}; {start_over} "
+                           f"(restart_other_run=True deletes it)")
         if manager.latest_checkpoint:
             try:
                 checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
@@ -257,6 +290,9 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
                 raise DENError(f"checkpoint directory {str(checkpoint_dir)!r} is damaged "
                                f"({type(err).__name__}: {str(err).splitlines()[0][:200]}); "
                                f"{start_over}") from None
+            if progress is not None and int(step.numpy()) <= config.steps:
+                print(f"resuming from the checkpoint in {str(checkpoint_dir)!r} at step "
+                      f"{int(step.numpy())}/{config.steps}", file=progress_stream(progress), flush=True)
             if int(step.numpy()) > config.steps:
                 raise DENError(f"checkpoint directory {str(checkpoint_dir)!r} is at step "
                                f"{int(step.numpy())}, past the {config.steps} steps asked for: "
@@ -270,6 +306,18 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
             manager.save(checkpoint_number=int(step.numpy()))
             (checkpoint_dir / "history.json").write_text(json.dumps({"history": history,
                                                                      "running": running}))
+
+    def kept_checkpoint() -> str:
+        """After a divergence: where the last good checkpoint is, in words; with none saved yet,
+        the checkpoint directory goes (if this run left it empty), as there is nothing to resume."""
+        if manager is None:
+            return ""
+        if manager.latest_checkpoint:
+            return f" (the checkpoint in {str(checkpoint_dir)!r} is from before; delete it to start over)"
+        (checkpoint_dir / "fingerprint.json").unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            checkpoint_dir.rmdir()
+        return ""
 
     start = int(step.numpy())
     bar = Progress(config.steps, "pretrain", stream=progress, start=start)
@@ -301,9 +349,7 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
             if not math.isfinite(loss):  # the weights are NaN now: keep the last checkpoint
                 raise DENError(f"pre-training diverged at step {i + 1}: the loss is {loss}; "
                                f"pre-train with a lower learning rate (now {config.learning_rate:g})"
-                               + ("" if manager is None else
-                                  f" (the checkpoint in {str(checkpoint_dir)!r} is from before; "
-                                  f"delete it to start over)"))
+                               + kept_checkpoint())
             step.assign_add(1)
             running.append(loss)
             if timed_from is None:
@@ -319,7 +365,7 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
     diverged = [v.name for v in variables if not np.isfinite(v.numpy()).all()]
     if diverged:  # a finite loss over weights that overflow (e.g. a huge learning rate)
         raise DENError(f"pre-training diverged: weights {diverged[:3]} are not finite; pre-train "
-                       f"with a lower learning rate (now {config.learning_rate:g})")
+                       f"with a lower learning rate (now {config.learning_rate:g})" + kept_checkpoint())
     if manager is not None and int(step.numpy()) != start:
         save_checkpoint()
     steps_per_s = None
