@@ -610,16 +610,21 @@ def test_pretrain_errors_name_the_task_file_and_the_options_that_fix_them(tmp_pa
     rng = np.random.default_rng(0)
     pd.DataFrame({"a": rng.normal(size=60), "target": np.repeat(["x", "y", "z"], 20)}).to_csv(
         csv_tasks / "three.csv", index=False)
-    common = ["pretrain", "--tasks", str(csv_tasks), "--out", str(tmp_path / "m.npz"), "--steps", "2",
-              "--query-rows", "16", "--support-rows", "16", "--quiet", "--head", "binary"]
+    base = ["pretrain", "--tasks", str(csv_tasks), "--out", str(tmp_path / "m.npz"), "--steps", "2",
+            "--query-rows", "16", "--support-rows", "16", "--quiet"]
+    common = [*base, "--head", "binary"]
     assert main(common) == 2
     three = repr(str(csv_tasks / "three.csv"))
     assert f"task file {three} has 3 classes but the model's binary head supports 2; use --head " \
            f"multiclass with --max-classes >= 3 or cut it into binary tasks (--multiclass-cuts or " \
            f"--one-vs-rest-cuts > 0)" in capsys.readouterr().err
-    assert main([*common, "--multiclass-cuts", "2", "--one-vs-rest-cuts", "1"]) == 0
+    assert main([*base, "--multiclass-cuts", "2", "--one-vs-rest-cuts", "1"]) == 0  # cuts: binary head
     assert main(["info", str(tmp_path / "m.npz")]) == 0
-    assert len(json.loads(capsys.readouterr().out)["metadata"]["pretrained_on"]) == 3 + 3
+    info = json.loads(capsys.readouterr().out)
+    assert info["config"]["head"] == "binary" and len(info["metadata"]["pretrained_on"]) == 3 + 3
+    assert main([*base, "--head", "multiclass", "--multiclass-cuts", "2"]) == 2  # not silently uncut
+    assert "the multiclass head reads them whole: leave the cuts out, or give --head binary" \
+        in capsys.readouterr().err
     pd.DataFrame({"a": rng.normal(size=20), "target": "x"}).to_csv(csv_tasks / "three.csv", index=False)
     assert main(common) == 2
     assert f"task file {three} has a single class; pre-training needs >= 2 classes in every task: " \

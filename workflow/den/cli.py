@@ -153,7 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "40 lifted DEN with 8 real tasks, not with 15 (config/README.md; default: 0)")
     g = p.add_argument_group("model (defaults: the paper's appendix B)")
     g.add_argument("--head", choices=["binary", "multiclass"],
-                   help="classifier head (default: binary if every task has 2 classes, else multiclass)")
+                   help="classifier head (default: binary if every task has 2 classes or cuts are "
+                        "asked for, else multiclass)")
     g.add_argument("--max-classes", type=int, default=10, metavar="L",
                    help="most classes the multiclass head predicts (default: 10)")
     g.add_argument("--order", type=int, default=2, metavar="R",
@@ -332,7 +333,12 @@ def _pretrain(args) -> None:
              for name, f in files.items()]
     tasks += make_tasks(args.generated_tasks, seed=args.seed, rows=GENERATED_ROWS,
                         features=GENERATED_FEATURES, prefix="gen-")
-    head = args.head or ("binary" if all(t.n_classes == 2 for t in tasks) else "multiclass")
+    cuts = args.multiclass_cuts or args.one_vs_rest_cuts
+    if cuts and args.head == "multiclass":
+        raise DENInputError("--multiclass-cuts and --one-vs-rest-cuts cut tasks of more than two classes "
+                            "into binary tasks for the binary head; the multiclass head reads them "
+                            "whole: leave the cuts out, or give --head binary")
+    head = args.head or ("binary" if cuts or all(t.n_classes == 2 for t in tasks) else "multiclass")
     try:
         model_config = ModelConfig(head=head, order=args.order, n_keypoints=args.keypoints,
                                    keypoint_placement=args.keypoint_placement,
