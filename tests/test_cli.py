@@ -619,6 +619,7 @@ def test_pretrain_errors_name_the_task_file_and_the_options_that_fix_them(tmp_pa
            f"multiclass with --max-classes >= 3 or cut it into binary tasks (--multiclass-cuts or " \
            f"--one-vs-rest-cuts > 0)" in capsys.readouterr().err
     assert main([*base, "--multiclass-cuts", "2", "--one-vs-rest-cuts", "1"]) == 0  # cuts: binary head
+    assert "pre-trained on 6 tasks (4 before cutting multiclass tasks)" in capsys.readouterr().err
     assert main(["info", str(tmp_path / "m.npz")]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["config"]["head"] == "binary" and len(info["metadata"]["pretrained_on"]) == 3 + 3

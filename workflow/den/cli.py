@@ -374,7 +374,9 @@ def _pretrain(args) -> None:
         raise _write_error("--out", args.out, err) from None
     if not args.checkpoint_dir:
         shutil.rmtree(checkpoint_dir, ignore_errors=True)
-    print(f"pre-trained on {len(tasks)} tasks; model written to {args.out}", file=sys.stderr)
+    trained = len(model.metadata["pretrained_on"])  # after cuts of multiclass tasks
+    cut = f" ({len(tasks)} before cutting multiclass tasks)" if trained != len(tasks) else ""
+    print(f"pre-trained on {trained} tasks{cut}; model written to {args.out}", file=sys.stderr)
 
 
 def _info(args) -> None:
