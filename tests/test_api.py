@@ -593,3 +593,43 @@ def test_a_chunk_size_that_is_not_a_positive_integer_is_refused_before_the_fit(s
     frame, labels = table
     with pytest.raises(DENInputError, match=f"chunk_rows must be an integer >= 1 .*got {chunk_rows!r}"):
         DENClassifier(model=small_binary_model, chunk_rows=chunk_rows).fit(frame[:50], labels[:50])
+
+
+def test_dates_beyond_pandas_nanoseconds_or_not_dates_and_look_alike_codes():
+    """9999-12-31 ("no end date") and 1500-01-01 are days, not an overflow; "0000-00-00" (no
+    date) keeps the column categories; a datetime column's query may write dates as pandas
+    reads them (01/03/2021); category "1" beside "01" is still found by the number 1, and a
+    long numeric ID as an int finds its text."""
+    from den.data.encoding import TabularEncoder
+
+    far = TabularEncoder().fit(pd.DataFrame({"until": ["2021-01-01", "9999-12-31", "1500-01-01"]}))
+    np.testing.assert_allclose(far.transform(pd.DataFrame({"until": ["9999-12-31", "1500-01-01"]}))[:, 0],
+                               [2932896, -171664])
+    zero = TabularEncoder().fit(pd.DataFrame({"when": ["0000-00-00", "2021-01-01"]}))
+    assert zero.temporal == {} and zero.categories == {"when": ["0000-00-00", "2021-01-01"]}
+    stamps = TabularEncoder().fit(pd.DataFrame({"when": pd.to_datetime(["2021-01-01", "2021-01-02"])}))
+    np.testing.assert_allclose(stamps.transform(pd.DataFrame({"when": ["01/03/2021", "2021-01-05"]}))[:, 0],
+                               [18630, 18632])
+    long_id = "12345678901234567890"
+    codes = TabularEncoder().fit(pd.DataFrame({"c": ["1", "01", "x"], "id": [long_id, "7", "x"]}))
+    x = codes.transform(pd.DataFrame({"c": [1, "01", 1.0], "id": [int(long_id), 7, "x"]}))
+    np.testing.assert_array_equal(x, [[1, 1], [0, 0], [1, 2]])  # "01" < "1" (both 1) < "x"; 7 < 1.2e19
+
+
+def test_settings_lists_and_switches_are_checked_item_by_item():
+    """A list setting holds numbers of its kind (16.9 units is no width); a switch is a
+    boolean, or 0 / 1 as scikit-learn grids give them."""
+    from den.model.config import ModelConfig
+    from den.train.config import FinetuneConfig
+
+    assert FinetuneConfig(early_stopping=1, ensemble=2).early_stopping is True
+    counts = FinetuneConfig(feature_counts=np.array([3, 6]), early_stopping=True, ensemble=2).feature_counts
+    assert counts == (3, 6) and all(type(k) is int for k in counts)
+    for make, setting, message in (
+            (FinetuneConfig, {"early_stopping": 2}, "early_stopping must be True or False"),
+            (ModelConfig, {"h_units": (16.9,)}, "h_units must be a list of integers"),
+            (ModelConfig, {"h_units": "64"}, "h_units must be a list of integers, got '64'"),
+            (ModelConfig, {"local_bandwidths": ("0.1",)}, "must be a list of numbers")):
+        with pytest.raises(ValueError, match=message):
+            make(**setting)
+    assert ModelConfig(local_bandwidths=[0.1, 1]).local_bandwidths == (0.1, 1.0)

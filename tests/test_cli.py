@@ -630,3 +630,32 @@ def test_pretrain_errors_name_the_task_file_and_the_options_that_fix_them(tmp_pa
     assert main(common) == 2
     assert f"task file {three} has a single class; pre-training needs >= 2 classes in every task: " \
            f"leave it out" in capsys.readouterr().err
+
+
+def test_read_table_reads_a_pipe_once_and_finds_the_separator_by_fields(tmp_path):
+    """A pipe (``<(command)``) can be read once; a comma inside a ';' file's header name does
+    not make it a comma file; a single column whose name holds '|' stays one column;
+    compressed files are known by their bytes, and a broken one is a one-line error."""
+    import gzip
+    import os
+
+    from den.data.encoding import read_table
+    from den.errors import DENInputError
+
+    read, write = os.pipe()
+    os.write(write, b"x;y\n1,5;2\n")
+    os.close(write)
+    try:
+        assert read_table(f"/dev/fd/{read}").to_dict() == {"x": {0: 1.5}, "y": {0: 2}}
+    finally:
+        os.close(read)
+    (tmp_path / "euro.csv").write_text("Preis (EUR, netto);Menge\n12,5;3\n7,25;4\n")
+    assert list(read_table(tmp_path / "euro.csv").columns) == ["Preis (EUR, netto)", "Menge"]
+    (tmp_path / "bar.csv").write_text("a|b\n1\n2\n")
+    assert list(read_table(tmp_path / "bar.csv").columns) == ["a|b"]
+    (tmp_path / "no_suffix").write_bytes(gzip.compress(b"a\tb\n1\t2\n"))
+    assert read_table(tmp_path / "no_suffix").to_dict() == {"a": {0: 1}, "b": {0: 2}}
+    (tmp_path / "broken.csv.gz").write_bytes(b"\x1f\x8b not gzip")
+    with pytest.raises(DENInputError, match="broken.csv.gz' is not a readable CSV file: it looks "
+                                            "gzip-compressed but cannot be decompressed"):
+        read_table(tmp_path / "broken.csv.gz")

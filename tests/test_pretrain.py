@@ -272,3 +272,20 @@ def test_settings_of_a_wrong_type_are_named_and_numpy_numbers_are_saved_as_numbe
     (tmp_path / "file").write_text("not a directory")
     with pytest.raises(DENInputError, match="checkpoint_dir .* is a file, not a directory"):
         pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "file", progress=None)
+
+
+def test_a_changed_cut_setting_is_named_and_tasks_may_come_from_a_generator(tmp_path):
+    """A fingerprint leaves one_vs_rest_cuts out at 0: a change from 2 to 0 is still named as
+    that setting, not as other tasks. A generator of tasks is read once."""
+    rng = np.random.default_rng(0)
+    labels = np.repeat([0, 1, 2], 20).astype(np.int32)
+    three = Task("three", rng.normal(size=(60, 3)).astype(np.float32), labels)
+    tasks = [three, *make_tasks(1, seed=2, rows=(60, 80), features=(2, 4))]
+    settings = {"steps": 2, "query_rows": 8, "support_rows": 8, "multiclass_cuts": 1}
+    pretrain(tasks, ModelConfig(**SMALL), PretrainConfig(one_vs_rest_cuts=2, **settings),
+             checkpoint_dir=tmp_path, progress=None)
+    with pytest.raises(DENError, match=r"other settings \(one_vs_rest_cuts 2 there, 0 here\)"):
+        pretrain(tasks, ModelConfig(**SMALL), PretrainConfig(**settings), checkpoint_dir=tmp_path,
+                 progress=None)
+    model = pretrain((t for t in tasks), ModelConfig(**SMALL), PretrainConfig(**settings), progress=None)
+    assert len(model.metadata["pretrained_on"]) == 2

@@ -103,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "and write class predictions and probabilities for every row of a query "
                     "table. Feature columns may hold numbers, booleans, dates (2021-01-31), strings "
                     "(categories) and blanks or '?' (missing). Files may be comma-, semicolon- "
-                    "(with decimal commas) or tab-separated, UTF-8 or Latin-1. The query needs "
+                    "(with decimal commas), tab- or '|'-separated, UTF-8 or Latin-1, and "
+                    "compressed (gzip, zip, xz, bzip2). The query needs "
                     "the support's feature columns (any order); its other columns (a target, "
                     "an id) are ignored, and copied to the output with --keep-query-columns.")
     p.add_argument("--model", metavar="PATH",

@@ -11,14 +11,30 @@ def name_settings(message: str, names: dict[str, str]) -> str:
     """``message`` with each whole-word occurrence of a key of ``names`` replaced by its value:
     a setting's name in a class's error (``learning_rate``) -> the keyword or option the user
     set it with (``--learning-rate``), so an error names what the user typed. Longer keys win
-    where several match at one place (``network_learning_rate`` over ``learning_rate``)."""
+    where several match at one place (``network_learning_rate`` over ``learning_rate``); a key
+    inside a path ('runs/learning_rate/ckpt', 'learning_rate.csv') is left as it is."""
     words = "|".join(re.escape(key) for key in sorted(names, key=len, reverse=True))
-    return re.sub(rf"(?<![\w-])({words})(?![\w-])", lambda m: names[m[1]], message)
+    return re.sub(rf"(?<![\w/\\-])(?<!\w\.)({words})(?![\w/\\-]|\.\w)", lambda m: names[m[1]], message)
 
 
 # A settings dataclass's annotation (postponed, so text) -> what its values must be.
 _KINDS = {"int": "an integer", "int | None": "an integer or None", "float": "a number",
-          "bool": "True or False", "str": "a string"}
+          "bool": "True or False", "str": "a string", "tuple[int, ...]": "a list of integers",
+          "tuple[float, ...]": "a list of numbers"}
+
+
+def _plain(value, kind: str):
+    """``value`` as the plain Python ``kind`` ("int", "float" or "bool"), or None where it is
+    not one: a boolean is no number, a float no integer, text nothing but text; 0 and 1 are
+    booleans."""
+    boolean = isinstance(value, (bool, np.bool_))
+    if kind == "bool":
+        if boolean or (isinstance(value, numbers.Integral) and value in (0, 1)):
+            return bool(value)
+        return None
+    if boolean or not isinstance(value, numbers.Integral if kind == "int" else numbers.Real):
+        return None
+    return int(value) if kind == "int" else float(value)
 
 
 def setting_type_problems(settings, prefix: str = "") -> list[str]:
@@ -26,7 +42,8 @@ def setting_type_problems(settings, prefix: str = "") -> list[str]:
     float, bool, str, optionally None) and store it as the plain Python type: a numpy integer
     becomes an int (JSON can save it), an int a float where a float is meant. Refused: a
     boolean for a number (Python counts True as 1), a float for an integer (5.5 steps), text
-    for anything but text, a non-boolean for a switch ("no" would be true).
+    for anything but text, a non-boolean for a switch ("no" would be true; 0 and 1 are read as
+    False and True, as scikit-learn grids write them); in a list, each item as a single value.
 
     Returns:
         one problem per bad field, ``"<prefix><name> must be <kind>, got <value!r>"``.
@@ -36,15 +53,14 @@ def setting_type_problems(settings, prefix: str = "") -> list[str]:
         kind, value = field.type, getattr(settings, field.name)
         if kind not in _KINDS or (value is None and kind == "int | None"):
             continue
-        boolean = isinstance(value, (bool, np.bool_))
-        if kind.startswith("int"):
-            ok = isinstance(value, numbers.Integral) and not boolean
-            plain = int(value) if ok else None
-        elif kind == "float":
-            ok = isinstance(value, numbers.Real) and not boolean
-            plain = float(value) if ok else None
-        elif kind == "bool":
-            ok, plain = boolean, bool(value)
+        if kind.startswith("tuple"):
+            item = "int" if kind == "tuple[int, ...]" else "float"
+            listed = hasattr(value, "__iter__") and not isinstance(value, (str, bytes, dict))
+            items = [_plain(v, item) for v in value] if listed else [None]
+            ok, plain = None not in items, tuple(items)
+        elif kind != "str":
+            plain = _plain(value, kind.split(" ")[0])
+            ok = plain is not None
         else:
             ok, plain = isinstance(value, str), value
         if ok:

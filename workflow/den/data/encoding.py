@@ -112,6 +112,19 @@ def _is_date(v) -> bool:
     return isinstance(v, str) and _ISO_DATE.fullmatch(v.strip()) is not None
 
 
+def _parse_dates(series: pd.Series) -> pd.Series:
+    """Dates (UTC) of ``series``: ISO 8601 text and date objects, other text as pandas reads it
+    (01/03/2021); NaT where a value is no date or beyond pandas' range."""
+    if _temporal_kind(series):
+        return pd.to_datetime(series, utc=True)
+    parsed = pd.to_datetime(series, utc=True, errors="coerce", format="ISO8601")
+    failed = series.notna() & parsed.isna()
+    if failed.any():  # not ISO 8601: what pandas infers value by value
+        parsed = parsed.where(~failed, pd.to_datetime(series.where(failed), utc=True, errors="coerce",
+                                                      format="mixed"))
+    return parsed
+
+
 def _temporal_kind(col: pd.Series) -> str | None:
     """"datetime" or "timedelta" for a column of dates/times or durations, else None."""
     if pd.api.types.is_datetime64_any_dtype(col):
@@ -126,8 +139,8 @@ def _days(series: pd.Series, kind: str, what: str, name: str) -> np.ndarray:
     (kind "timedelta"), NaN where missing; a value that is not a date (duration) is an error."""
     series = _without_markers(series)
     if kind == "datetime":
-        parsed = pd.to_datetime(series, utc=True, errors="coerce", format="ISO8601")
-        days = (parsed - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(days=1)
+        seconds = _parse_dates(series).dt.as_unit("s")  # years 1 to 9999 (nanoseconds end in 2262)
+        days = (seconds - pd.Timestamp(0, tz="UTC").as_unit("s")) / pd.Timedelta(days=1)
     else:
         days = pd.to_timedelta(series, errors="coerce") / pd.Timedelta(days=1)
     values = days.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -182,7 +195,7 @@ class TabularEncoder:
                 continue
             if pd.to_numeric(given, errors="coerce").notna().all():
                 continue  # numbers stored as objects/strings ("?" and the like missing)
-            if all(_is_date(v) for v in given):
+            if all(_is_date(v) for v in given) and _parse_dates(given).notna().all():
                 self.temporal[name] = "datetime"  # dates as text (a CSV file) or date objects
                 continue
             try:
@@ -230,9 +243,9 @@ class TabularEncoder:
                 out[:, j] = _days(series, temporal[name], what, name)
             elif name in self.categories:
                 lookup = {v: float(i) for i, v in enumerate(self.categories[name])}
-                text = _text_lookup(self.categories[name])
-                values = series.map(lambda v, lookup=lookup, text=text, name=name:
-                                    _category_code(v, lookup, text, what, name))
+                texts = _text_lookup(self.categories[name])
+                values = series.map(lambda v, lookup=lookup, texts=texts, name=name:
+                                    _category_code(v, lookup, texts, what, name))
                 out[:, j] = values.to_numpy(dtype=np.float64)
             else:
                 if not _is_numeric(series):  # booleans as 0/1, "?" and the like missing
@@ -292,21 +305,28 @@ def _category_key(v) -> tuple:
     return (str(type(v)), number is None, 0.0 if number is None else number, str(v))
 
 
-def _category_code(v, lookup: dict, text: dict, what: str, name: str) -> float:
-    """The code of category ``v``: by value (``lookup``), else by its text (``text``: a
-    value of another type that reads the same, as 1 for "1"), else NaN (unseen)."""
+def _category_code(v, lookup: dict, texts: tuple[dict, dict], what: str, name: str) -> float:
+    """The code of category ``v``: by value (``lookup``), else by its text as a CSV file holds
+    it (1 for "1"), else by the number its text writes (12.0 for "12.0" or "12"), each only
+    where one category reads so (``_text_lookup``), else NaN (unseen)."""
     if _isna(v):
         return np.nan
     try:
         code = lookup.get(v)
     except TypeError as err:  # unhashable (a dict, a list)
         raise _cell_type_error(what, name, v) from err
-    return text.get(_text(v), np.nan) if code is None else code
+    if code is not None:
+        return code
+    for numeric, text in zip((False, True), texts):
+        if (code := text.get(_text(v, numeric))) is not None:
+            return code
+    return np.nan
 
 
-def _text(v) -> str:
-    """How a category reads in a CSV file: 1, 1.0, "1" and "1.0" all read "1"."""
-    if (number := _number(v)) is not None:
+def _text(v, numeric: bool = False) -> str:
+    """How a category reads in a CSV file: 1, 1.0 and "1" read "1"; with ``numeric``, text
+    that writes a number reads as that number too ("1.0" and "01" read "1")."""
+    if numeric and (number := _number(v)) is not None:
         v = number
     if isinstance(v, (bool, np.bool_)):
         return str(bool(v))
@@ -317,13 +337,17 @@ def _text(v) -> str:
     return str(v)
 
 
-def _text_lookup(categories: list) -> dict[str, float]:
-    """Code by text of each category whose text no other category shares."""
+def _text_lookup(categories: list) -> tuple[dict[str, float], dict[str, float]]:
+    """Code by text of each category whose text no other category shares: as written, and as
+    the number it writes (``_text``)."""
     import collections
 
-    texts = [_text(v) for v in categories]
-    counts = collections.Counter(texts)
-    return {t: float(i) for i, t in enumerate(texts) if counts[t] == 1}
+    lookups = []
+    for numeric in (False, True):
+        texts = [_text(v, numeric) for v in categories]
+        counts = collections.Counter(texts)
+        lookups.append({t: float(i) for i, t in enumerate(texts) if counts[t] == 1})
+    return lookups[0], lookups[1]
 
 
 def _isna(v) -> bool:
@@ -383,44 +407,43 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
     return codes.astype(np.int32), classes
 
 
-# Separators a file whose header line holds no comma may use (Excel writes ";" where the
-# decimal mark is a comma); the header line decides.
-_SEPARATORS = (";", "\t", "|")
+# The separators a CSV file may use; the first lines decide (``_separator``).
+_SEPARATORS = (",", ";", "\t", "|")
+# Compressed files, known by their first bytes (pandas would go by the file name's extension).
+_MAGIC = {b"\x1f\x8b": "gzip", b"PK\x03\x04": "zip", b"\xfd7zXZ\x00": "xz", b"BZh": "bz2"}
+_HEAD_BYTES = 1 << 20  # what separator detection and the header check read
 
 
 def read_table(path, what: str = "table") -> pd.DataFrame:
     """Read a CSV file, with an error that names the file when it cannot be read.
 
-    The separator is a comma, or where the header line holds none, the one of ";", tab and
-    "|" it holds most; with ";", a column of numbers with decimal commas (12,5) is read as
-    numbers. The text is UTF-8 (a byte-order mark is skipped), else read as Latin-1,
-    which reads any byte. A column name that occurs twice is an error (pandas would rename the
-    second "name.1", and the message would name a column the user never wrote).
+    The file is read once, so a pipe works (``<(command)``), and may be gzip-, zip-, xz- or
+    bzip2-compressed. The separator is the one of ",", ";", tab and "|" that splits the header
+    into the most fields, as many as the first data row has (a comma where none does); with
+    ";", a column of numbers with decimal commas (12,5) is read as numbers. The text is UTF-8
+    (a byte-order mark is skipped), else Windows-1252, else Latin-1, which reads any byte. A
+    column name that occurs twice is an error (pandas would rename the second "name.1", and a
+    message would name a column the user never wrote).
     """
+    import io
+
     where = f"{what} file {str(path)!r}"
     try:
-        try:
-            return _read_csv(path, where, encoding=None)
-        except UnicodeDecodeError:
-            return _read_csv(path, where, encoding="latin-1")
+        with open(path, "rb") as handle:
+            data = _decompress(handle.read(), str(path))
+        sep = _separator(data[:_HEAD_BYTES].decode("utf-8-sig", errors="ignore"))
+        for encoding in ("utf-8-sig", "cp1252", "latin-1"):
+            try:
+                frame = pd.read_csv(io.BytesIO(data), sep=sep, encoding=encoding)
+                break
+            except UnicodeDecodeError:
+                continue
     except FileNotFoundError as err:
         raise DENInputError(f"{where} does not exist") from err
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError) as err:
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError, EOFError, ValueError) as err:
         raise DENInputError(f"{where} is not a readable CSV file: {err}") from err
-
-
-def _read_csv(path, where: str, encoding: str | None) -> pd.DataFrame:
-    def header(sep: str) -> list[str]:  # the header line's names as written
-        first = pd.read_csv(path, nrows=1, header=None, dtype=str, keep_default_na=False, sep=sep,
-                            encoding=encoding)
-        return [str(name) for name in first.iloc[0]]
-
-    names, sep = header(","), ","
-    if len(names) == 1 and any(s in names[0] for s in _SEPARATORS):
-        sep = max(_SEPARATORS, key=names[0].count)
-        names = header(sep)
-    _check_unique([name for name in names if name], where)  # pandas names blanks "Unnamed: j"
-    frame = pd.read_csv(path, sep=sep, encoding=encoding)
+    header = _records(data[:_HEAD_BYTES].decode(encoding, errors="replace"), sep, 1)
+    _check_unique([name for name in (header[0] if header else []) if name], where)  # blanks: "Unnamed: j"
     if sep == ";":  # Excel writes ";" where the decimal mark is a comma: 12,5 is a number
         for j in range(frame.shape[1]):
             column = frame.iloc[:, j]
@@ -432,6 +455,67 @@ def _read_csv(path, where: str, encoding: str | None) -> pd.DataFrame:
                 numbers = column.astype(str).str.strip().str.replace(",", ".", regex=False)
                 frame[frame.columns[j]] = pd.to_numeric(numbers.where(column.notna()), errors="coerce")
     return frame
+
+
+def _decompress(data: bytes, name: str) -> bytes:
+    """``data`` uncompressed where its first bytes say it is compressed (bzip2 only with a
+    .bz2 name: "BZh" may begin a header); a zip file must hold one file."""
+    import bz2
+    import gzip
+    import io
+    import lzma
+    import zipfile
+    import zlib
+
+    method = next((m for magic, m in _MAGIC.items() if data.startswith(magic)), None)
+    try:
+        if method == "gzip":
+            return gzip.decompress(data)
+        if method == "xz":
+            return lzma.decompress(data)
+        if method == "bz2" and name.lower().endswith(".bz2"):
+            return bz2.decompress(data)
+        if method == "zip":
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                names = archive.namelist()
+                if len(names) != 1:
+                    raise ValueError(f"a zip file must hold one CSV file, this one holds {len(names)}")
+                return archive.read(names[0])
+    except (OSError, EOFError, lzma.LZMAError, zlib.error, zipfile.BadZipFile) as err:
+        raise ValueError(f"it looks {method}-compressed but cannot be decompressed ({err})") from None
+    return data
+
+
+def _records(text: str, sep: str, count: int) -> list[list[str]]:
+    """The first ``count`` records of CSV ``text`` split by ``sep`` (quotes respected)."""
+    import csv
+    import io
+    import itertools
+
+    try:
+        return list(itertools.islice(csv.reader(io.StringIO(text), delimiter=sep), count))
+    except csv.Error:
+        return []
+
+
+def _separator(head: str) -> str:
+    """The separator of the CSV file that begins with ``head``: of ``_SEPARATORS``, the one that
+    splits the header into the most fields, where the first data rows (if any) have as many;
+    between two that split them alike, the one that leaves fewer cells holding another
+    separator (a decimal comma, 12,5, not counted): "Preis (EUR, netto);Menge" over "12,5;3" is
+    a ';' file. A comma where none splits the header."""
+    best, score = ",", (1, 0)
+    for sep in _SEPARATORS:
+        records = _records(head, sep, 6)
+        if not records or any(len(row) != len(records[0]) for row in records[1:]):
+            continue
+        others = sum(any(s in cell for s in _SEPARATORS if s != sep)
+                     and not re.fullmatch(r"\s*[+-]?\d+,\d+\s*", cell)
+                     for row in records for cell in row)
+        candidate = (len(records[0]), -others)
+        if len(records[0]) > 1 and candidate > score:
+            best, score = sep, candidate
+    return best
 
 
 def split_target(frame: pd.DataFrame, target: str, where: str) -> tuple[pd.DataFrame, pd.Series]:

@@ -137,10 +137,14 @@ def _run_difference(stored, fingerprint: dict) -> str:
     other data."""
     if not isinstance(stored, dict):
         return "other tasks, data or settings"
-    changed = [f"{name} {there!r} there, {here!r} here"
-               for part in ("model", "pretrain")
-               for name, here in fingerprint[part].items()
-               if (there := (stored.get(part) or {}).get(name, here)) != here]
+    absent = {"one_vs_rest_cuts": 0}  # what a setting left out of a fingerprint was
+    changed = []
+    for part in ("model", "pretrain"):
+        old, new = stored.get(part) or {}, fingerprint[part]
+        for name in dict.fromkeys([*new, *old]):
+            there, here = old.get(name, absent.get(name)), new.get(name, absent.get(name))
+            if there != here:
+                changed.append(f"{name} {there!r} there, {here!r} here")
     if changed:
         return "other settings (" + "; ".join(changed) + ")"
     if stored.get("tasks") != fingerprint["tasks"]:
@@ -193,10 +197,10 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
         if not isinstance(value, kind):
             raise DENInputError(f"pretrain's {name} must be a {kind.__name__} (or None: the defaults), "
                                 f"not a {type(value).__name__}; e.g. {kind.__name__}(**settings)")
-    if isinstance(tasks, (str, bytes)) or not all(isinstance(t, Task) for t in tasks):
+    tasks = None if isinstance(tasks, (str, bytes)) else list(tasks)  # a generator, once
+    if tasks is None or not all(isinstance(t, Task) for t in tasks):
         raise DENInputError("pretrain's tasks must be a list of den.data.tasks.Task (e.g. from "
                             "den.data.encoding.task_from_frame), one per training table")
-    tasks = list(tasks)
     if model_config.head == "binary" and (config.multiclass_cuts or config.one_vs_rest_cuts):
         tasks = [cut for task in tasks for cut in
                  ([*binary_cuts(task, config.multiclass_cuts, config.seed),
@@ -302,7 +306,8 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
             fp_path.write_text(json.dumps(fingerprint, indent=1))
 
     def save_checkpoint():
-        if manager is not None:
+        if manager is not None and all(np.isfinite(v.numpy()).all() for v in variables):  # else
+            # the run stops as diverged (below), and the last good checkpoint stays
             manager.save(checkpoint_number=int(step.numpy()))
             (checkpoint_dir / "history.json").write_text(json.dumps({"history": history,
                                                                      "running": running}))
