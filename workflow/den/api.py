@@ -60,7 +60,9 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
             (``finetune_ensemble`` = k fine-tuning runs whose predictions are averaged;
             ``finetune_early_stopping`` chooses the epochs by k-fold cross-validation on the
             support set, at most ``finetune_epochs``; a tolerance > 0 keeps the earliest epoch
-            within that many standard errors of the best).
+            within that many standard errors of the best). A setting the preset's variant does
+            not use is an error, so a grid search pairs them in a list of grids:
+            ``[{"preset": ["fast", "default"]}, {"preset": ["paper"], "finetune_epochs": [2, 10]}]``.
         chunk_rows: query rows scored at once (memory bound for large query sets);
             None picks a size from the number of feature tuples.
         min_support_rows: fewer labelled rows than this is an error.
@@ -127,7 +129,9 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         booleans and strings allowed), y (n labels, at least two classes) and X_unlabeled
         (rows without labels that widen the keypoint spans) may hold, and which errors
         (``DENInputError``, ``DENModelError``) name a problem. A column-vector y is taken as
-        the labels with scikit-learn's ``DataConversionWarning``.
+        the labels with scikit-learn's ``DataConversionWarning``. There is no sample_weight
+        (nor class_weight): the support rows count alike, and balanced tuple relevance already
+        weighs each class's rows one half where the shipped models score tuples.
         """
         shape = getattr(y, "shape", None) or np.asarray(y).shape
         if len(shape) == 2 and shape[1] == 1 and not scipy.sparse.issparse(y):
