@@ -527,8 +527,11 @@ def test_semicolon_tab_and_latin1_files_read_as_comma_separated_utf8(tmp_path, m
         outs[name] = tmp_path / f"{name}_pred.csv"
         assert main(_predict_args(model, tmp_path / f"{name}.csv", tmp_path / f"{name}.csv", outs[name])
                     + ["--preset", "fast"]) == 0
+    from den.data.encoding import read_table
+
     expected = pd.read_csv(outs["comma"])
-    for name in outs:
+    for name in outs:  # the table itself ("Zürich", 0.123 as a number), then what DEN makes of it
+        pd.testing.assert_frame_equal(read_table(tmp_path / f"{name}.csv"), frame, check_dtype=False)
         pd.testing.assert_frame_equal(pd.read_csv(outs[name]), expected, atol=1e-6)
 
 

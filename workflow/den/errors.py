@@ -23,7 +23,7 @@ _KINDS = {"int": "an integer", "int | None": "an integer or None", "float": "a n
           "tuple[float, ...]": "a list of numbers"}
 
 
-def _plain(value, kind: str):
+def plain_value(value, kind: str):
     """``value`` as the plain Python ``kind`` ("int", "float" or "bool"), or None where it is
     not one: a boolean is no number, a float no integer, text nothing but text; 0 and 1 are
     booleans."""
@@ -56,10 +56,10 @@ def setting_type_problems(settings, prefix: str = "") -> list[str]:
         if kind.startswith("tuple"):
             item = "int" if kind == "tuple[int, ...]" else "float"
             listed = hasattr(value, "__iter__") and not isinstance(value, (str, bytes, dict))
-            items = [_plain(v, item) for v in value] if listed else [None]
+            items = [plain_value(v, item) for v in value] if listed else [None]
             ok, plain = None not in items, tuple(items)
         elif kind != "str":
-            plain = _plain(value, kind.split(" ")[0])
+            plain = plain_value(value, kind.split(" ")[0])
             ok = plain is not None
         else:
             ok, plain = isinstance(value, str), value

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from den.data.encoding import FeatureCountError, TabularEncoder, encode_labels
-from den.errors import DENInputError, DENModelError, name_settings
+from den.errors import DENInputError, DENModelError, name_settings, plain_value
 from den.model.den import DEN
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRESETS, shipped_model_path
 from den.train.finetune import FinetuneConfig, FittedTask, adapt_config, fit_task
@@ -143,11 +143,6 @@ def _load(path: Path) -> DEN:
                             f"`den pretrain` (or DEN.save)") from err
 
 
-def _is_integer(value) -> bool:
-    """An int or numpy integer, not a boolean (which Python counts as an int)."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
 def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: str = "support",
               unlabeled_name: str = "unlabeled") -> FittedTable:
     """Fit a pre-trained DEN to the support table (X, y).
@@ -169,10 +164,11 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
     """
     if settings.preset not in PRESETS:
         raise DENInputError(f"preset must be one of {tuple(PRESETS)}, got {settings.preset!r}")
-    if not _is_integer(settings.seed) or settings.seed < 0:
+    if plain_value(settings.seed, "int") is None or settings.seed < 0:
         raise DENInputError(f"seed must be a non-negative integer, got {settings.seed!r}: DEN's "
                             f"fits are seeded so that they repeat (e.g. seed=0)")
-    if settings.chunk_rows is not None and (not _is_integer(settings.chunk_rows) or settings.chunk_rows < 1):
+    if settings.chunk_rows is not None and (plain_value(settings.chunk_rows, "int") is None
+                                            or settings.chunk_rows < 1):
         raise DENInputError(f"chunk_rows must be an integer >= 1 (leave it unset to choose it "
                             f"from the number of features), got {settings.chunk_rows!r}")
     variant = PRESETS[settings.preset]["variant"] if settings.variant is None else settings.variant

@@ -487,7 +487,7 @@ def planned_score_file(specs: dict[str, dict], experiment: str, setting: str, me
             choices.
     """
     target = score_file(experiment, setting, method, dataset, repeat)
-    spec = experiment_spec(None, experiment, target, specs)
+    spec = experiment_spec(specs, experiment, target)
     for part, value, choices in (("setting", setting, settings(spec)),
                                  ("method", method, spec["methods"]),
                                  ("dataset", dataset, spec["datasets"]),
@@ -509,14 +509,13 @@ def planned_model_file(model_files: dict[str, str], path: str) -> None:
                           f"{f' and {len(near) - 4} more' if len(near) > 4 else ''}")
 
 
-def experiment_spec(config: dict | None, name: str, target: str, specs: dict | None = None) -> dict:
-    """The experiment ``name`` (``experiments``' entry) that the file ``target`` is made from;
-    ``specs``: ``experiments(config)`` when the caller has it already (then config is unused).
+def experiment_spec(specs: dict[str, dict], name: str, target: str) -> dict:
+    """The experiment ``name`` among ``specs`` (``experiments(config)``) that the file
+    ``target`` is made from.
 
     Raises:
         ConfigError: no such experiment; the message lists the config's experiments.
     """
-    specs = experiments(config) if specs is None else specs
     if name not in specs:
         raise ConfigError(f"{target}: the config has no experiment {name!r}; its experiments are "
                           f"{sorted(specs)} (each gives results/tables/<name>.tex)")
@@ -529,9 +528,10 @@ def figure_score_files(config: dict, name: str) -> list[str]:
     Raises:
         ConfigError: no such experiment, or it sweeps nothing to plot against.
     """
-    spec = experiment_spec(config, name, f"results/figures/{name}")
+    specs = experiments(config)
+    spec = experiment_spec(specs, name, f"results/figures/{name}")
     if not spec["sweep"]:
-        swept = sorted(n for n, s in experiments(config).items() if s["sweep"])
+        swept = sorted(n for n, s in specs.items() if s["sweep"])
         raise ConfigError(f"results/figures/{name}: experiment {name!r} has no sweep to plot against; "
                           f"the experiments with one are {swept}")
     return score_files(config, name)
@@ -543,14 +543,14 @@ def score_files(config: dict, experiment: str) -> list[str]:
     Raises:
         ConfigError: no such experiment (a table asked for that the config does not define).
     """
-    spec = experiment_spec(config, experiment, f"results/tables/{experiment}")
+    spec = experiment_spec(experiments(config), experiment, f"results/tables/{experiment}")
     return [score_file(experiment, s, m, d, r) for s in settings(spec)
             for m in spec["methods"] for d in spec["datasets"] for r in range(spec["repeats"])]
 
 
 def comparison_score_files(config: dict, experiment: str) -> list[str]:
     """The score files of the experiment's ``compare_to`` experiment (or none)."""
-    other = experiment_spec(config, experiment, f"results/tables/{experiment}")["compare_to"]
+    other = experiment_spec(experiments(config), experiment, f"results/tables/{experiment}")["compare_to"]
     return score_files(config, other) if other else []
 
 

@@ -104,6 +104,14 @@ def _without_markers(series: pd.Series) -> pd.Series:
     return series.mask(series.map(_is_marker).astype(bool))
 
 
+def _numeric_cell(v):
+    """A cell of a numeric column as ``pd.to_numeric`` takes it: a boolean as 0/1, a missing
+    marker ("?") as NaN, anything else as it is."""
+    if isinstance(v, (bool, np.bool_)):
+        return float(v)
+    return np.nan if _is_marker(v) else v
+
+
 def _is_date(v) -> bool:
     """A date or time: a ``datetime.date`` / ``datetime`` / Timestamp / numpy datetime64
     value, or text in ISO 8601 form."""
@@ -248,9 +256,8 @@ class TabularEncoder:
                                     _category_code(v, lookup, texts, what, name))
                 out[:, j] = values.to_numpy(dtype=np.float64)
             else:
-                if not _is_numeric(series):  # booleans as 0/1, "?" and the like missing
-                    series = _without_markers(series).map(
-                        lambda v: float(v) if isinstance(v, (bool, np.bool_)) else v)
+                if not _is_numeric(series):  # one pass: booleans as 0/1, "?" and the like missing
+                    series = series.map(_numeric_cell)
                 numeric = pd.to_numeric(series, errors="coerce")
                 if pd.api.types.is_complex_dtype(numeric) or (
                         numeric.dtype == object and any(isinstance(v, complex) for v in numeric)):
@@ -412,14 +419,15 @@ _SEPARATORS = (",", ";", "\t", "|")
 # Compressed files, known by their first bytes (pandas would go by the file name's extension).
 _MAGIC = {b"\x1f\x8b": "gzip", b"PK\x03\x04": "zip", b"\xfd7zXZ\x00": "xz", b"BZh": "bz2"}
 _HEAD_BYTES = 1 << 20  # what separator detection and the header check read
+# A number written with a decimal comma (12,5), as Excel writes ';' files in such locales.
+_DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
 
 
 def read_table(path, what: str = "table") -> pd.DataFrame:
     """Read a CSV file, with an error that names the file when it cannot be read.
 
     The file is read once, so a pipe works (``<(command)``), and may be gzip-, zip-, xz- or
-    bzip2-compressed. The separator is the one of ",", ";", tab and "|" that splits the header
-    into the most fields, as many as the first data row has (a comma where none does); with
+    bzip2-compressed. The separator is one of ",", ";", tab and "|" (``_separator``); with
     ";", a column of numbers with decimal commas (12,5) is read as numbers. The text is UTF-8
     (a byte-order mark is skipped), else Windows-1252, else Latin-1, which reads any byte. A
     column name that occurs twice is an error (pandas would rename the second "name.1", and a
@@ -444,16 +452,23 @@ def read_table(path, what: str = "table") -> pd.DataFrame:
         raise DENInputError(f"{where} is not a readable CSV file: {err}") from err
     header = _records(data[:_HEAD_BYTES].decode(encoding, errors="replace"), sep, 1)
     _check_unique([name for name in (header[0] if header else []) if name], where)  # blanks: "Unnamed: j"
-    if sep == ";":  # Excel writes ";" where the decimal mark is a comma: 12,5 is a number
-        for j in range(frame.shape[1]):
-            column = frame.iloc[:, j]
-            if _is_numeric(column) or pd.api.types.is_bool_dtype(column):
-                continue
-            text = column.dropna().astype(str).str.strip()
-            text = text[~text.map(_is_marker).astype(bool)]
-            if len(text) and text.str.fullmatch(r"[+-]?\d+(?:,\d+)?").all() and text.str.contains(",").any():
-                numbers = column.astype(str).str.strip().str.replace(",", ".", regex=False)
-                frame[frame.columns[j]] = pd.to_numeric(numbers.where(column.notna()), errors="coerce")
+    return _decimal_commas(frame) if sep == ";" else frame
+
+
+def _decimal_commas(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (of a ';' file) with each text column whose values are whole numbers or
+    numbers with a decimal comma (12,5; "?" and the like missing), at least one of the latter,
+    as numbers."""
+    for j in range(frame.shape[1]):
+        column = frame.iloc[:, j]
+        if _is_numeric(column) or pd.api.types.is_bool_dtype(column):
+            continue
+        text = column.dropna().astype(str).str.strip()
+        text = text[~text.map(_is_marker).astype(bool)]
+        decimal = text.str.fullmatch(_DECIMAL_COMMA)
+        if len(text) and decimal.any() and (decimal | text.str.fullmatch(r"[+-]?\d+")).all():
+            numbers = column.astype(str).str.strip().str.replace(",", ".", regex=False)
+            frame[frame.columns[j]] = pd.to_numeric(numbers.where(column.notna()), errors="coerce")
     return frame
 
 
@@ -510,7 +525,7 @@ def _separator(head: str) -> str:
         if not records or any(len(row) != len(records[0]) for row in records[1:]):
             continue
         others = sum(any(s in cell for s in _SEPARATORS if s != sep)
-                     and not re.fullmatch(r"\s*[+-]?\d+,\d+\s*", cell)
+                     and not _DECIMAL_COMMA.fullmatch(cell.strip())
                      for row in records for cell in row)
         candidate = (len(records[0]), -others)
         if len(records[0]) > 1 and candidate > score:

@@ -104,13 +104,13 @@ class ModelConfig:
             problems.append(f"monotonicity must be one of {MONOTONICITIES}, got {self.monotonicity!r}")
         for name in ("h_units", "phi_units", "psi_units"):
             units = getattr(self, name)
-            if len(units) < 1 or any(int(u) < 1 for u in units):
+            if len(units) < 1 or any(u < 1 for u in units):
                 problems.append(f"{name} must be a non-empty list of positive sizes, got {units}")
         if self.embedding_dim < 1 or self.label_dim < 1:
             problems.append("embedding_dim and label_dim must be >= 1")
         if self.max_classes < 2:
             problems.append(f"max_classes must be >= 2, got {self.max_classes}")
-        if any(not float(b) > 0 for b in self.local_bandwidths):
+        if any(not b > 0 for b in self.local_bandwidths):
             problems.append(f"local_bandwidths must be > 0, got {list(self.local_bandwidths)}")
         if self.max_tuples is not None and self.max_tuples < 1:
             problems.append(f"max_tuples must be >= 1 or null, got {self.max_tuples}")
@@ -129,9 +129,6 @@ class ModelConfig:
             problems.append("tuple_attention and gated_pooling are two ways to pool over tuples: set one")
         if problems:
             raise ValueError("invalid DEN model config: " + "; ".join(problems))
-        for name in ("h_units", "phi_units", "psi_units"):
-            object.__setattr__(self, name, tuple(int(u) for u in getattr(self, name)))
-        object.__setattr__(self, "local_bandwidths", tuple(float(b) for b in self.local_bandwidths))
 
     @property
     def n_classes_supported(self) -> int:

@@ -164,7 +164,6 @@ class FinetuneConfig:
         problems = setting_type_problems(self, prefix="fine-tuning ")
         if problems:  # the checks below compare numbers
             raise ValueError("; ".join(problems))
-        object.__setattr__(self, "feature_counts", tuple(int(k) for k in self.feature_counts))
         if any(k < 1 for k in self.feature_counts):
             raise ValueError(f"fine-tuning feature_counts must be >= 1, got {list(self.feature_counts)}")
         if not self.feature_counts_tolerance >= 0:
