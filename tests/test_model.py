@@ -326,6 +326,49 @@ def test_local_features_match_a_numpy_reference():
     assert np.all(one_class[:, :, 0::2] == 0)  # no class-1 rows: no evidence either way
 
 
+def test_tuple_multisets_name_each_tuple_by_its_sorted_features():
+    """The kernel work is done once per multiset of features: every tuple maps to the sorted
+    copy of itself, and no multiset repeats (r = 3, d = 5: 125 ordered tuples, 35 multisets)."""
+    from den.model.network import _tuple_multisets
+
+    tuples = feature_tuples(5, 3, seed=0, min_tuples=625)
+    multisets, index = (a.numpy() for a in _tuple_multisets(tf.constant(tuples)))
+    assert tuples.shape == (125, 3) and multisets.shape == (35, 3)
+    np.testing.assert_array_equal(multisets[index], np.sort(tuples, axis=1))
+    assert len({tuple(t) for t in multisets.tolist()}) == 35
+
+
+@pytest.mark.parametrize("balanced", [False, True])
+def test_kernel_work_per_multiset_equals_the_work_per_tuple_with_gradients(balanced):
+    """The local embedding and tuple relevance of all tuples at once (their kernels computed
+    once per feature multiset) equal, values and gradients to the calibrated rows, the same
+    computed one tuple at a time (where nothing is shared)."""
+    config = ModelConfig(order=3, local_bandwidths=(0.1, 0.3), tuple_relevance=True,
+                         balanced_relevance=balanced, **SMALL)
+    net = DEN(config).network
+    rng = np.random.default_rng(4)
+    z = tf.constant(rng.uniform(0, 1, (6, 4)), tf.float32)
+    z_support = tf.constant(rng.uniform(0, 1, (9, 4)), tf.float32)
+    y_support = tf.constant([0, 1, 1, 0, 1, 0, 0, 1, 1], tf.int32)
+    tuples = feature_tuples(4, 3, seed=0, min_tuples=625)  # 64 ordered triples, 20 multisets
+    w_local = tf.constant(rng.normal(size=(6, len(tuples), 4)), tf.float32)
+    w_relevance = tf.constant(rng.normal(size=(len(tuples), 2)), tf.float32)
+
+    def values_and_gradients(one_at_a_time):
+        with tf.GradientTape() as tape:
+            tape.watch([z, z_support])
+            parts = [tuples[t:t + 1] for t in range(len(tuples))] if one_at_a_time else [tuples]
+            local = tf.concat([net.local_features(z, z_support, y_support, tf.constant(p))
+                               for p in parts], axis=1)
+            relevance = tf.concat([net.tuple_relevance(z_support, y_support, tf.constant(p))
+                                   for p in parts], axis=0)
+            loss = tf.reduce_sum(local * w_local) + tf.reduce_sum(relevance * w_relevance)
+        return [local, relevance, *tape.gradient(loss, [z, z_support])]
+
+    for shared, alone in zip(values_and_gradients(False), values_and_gradients(True)):
+        np.testing.assert_allclose(shared.numpy(), alone.numpy(), rtol=1e-5, atol=1e-5)
+
+
 def test_local_embedding_in_prediction_equals_the_training_path(binary_task):
     """TaskModel's compiled context/query pass gives the local embedding the calibrated support
     rows: its logits equal one call of the network on calibrated rows, and depend on phi_l."""
