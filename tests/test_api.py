@@ -547,10 +547,72 @@ def test_numbers_written_as_text_in_a_category_column_sort_by_value_and_match_nu
     support's "12.0" (a CSV file of text), not an unseen value."""
     from den.data.encoding import TabularEncoder
 
-    encoder = TabularEncoder().fit(pd.DataFrame({"children": ["10", "2", "3+", "12.0", "1"]}))
-    assert encoder.categories["children"] == ["1", "2", "10", "12.0", "3+"]
-    np.testing.assert_array_equal(encoder.transform(pd.DataFrame({"children": [12.0, 2, "1.0", "3+"]}))[:, 0],
-                                  [3, 1, 0, 4])
+    encoder = TabularEncoder().fit(pd.DataFrame({"children": ["10", "2", "many", "12.0", "1", "few"]}))
+    assert encoder.categories["children"] == ["1", "2", "10", "12.0", "few", "many"]
+    query = pd.DataFrame({"children": [12.0, 2, "1.0", "many"]})
+    np.testing.assert_array_equal(encoder.transform(query)[:, 0], [3, 1, 0, 5])
+
+
+def test_text_among_numbers_is_missing_with_a_warning_and_bounds_are_numbers():
+    """A lab value with a detection limit ("<0.5") and a word among 20 numbers stays a numeric
+    column: the bound is its number, the word missing, with a warning that names the column and
+    the word, and the query's own numbers (none of them in the support) are numbers, not unseen
+    categories. A column of words stays categories."""
+    from den.data.encoding import TabularEncoder
+    from den.errors import DENInputWarning
+
+    crp = [f"{v:.2f}" for v in np.linspace(0.6, 9.0, 18)] + ["<0.5", "pending"]
+    support = pd.DataFrame({"crp": crp, "colour": ["red", "blue"] * 10})
+    with pytest.warns(DENInputWarning, match=r"column 'crp': 1 of 20 values are text among numbers "
+                                             r"\('pending'\); they are read as missing"):
+        encoder = TabularEncoder().fit(support)
+    assert list(encoder.categories) == ["colour"] and encoder.stray_text == {"crp": ["pending"]}
+    x = encoder.transform(support)
+    assert x[18, 0] == 0.5 and np.isnan(x[19, 0])
+    query = encoder.transform(pd.DataFrame({"crp": [1.234, "7.77", ">10", "pending", "later"],
+                                            "colour": ["blue"] * 5}))
+    np.testing.assert_allclose(query[:3, 0], [1.234, 7.77, 10.0])
+    assert np.isnan(query[3:, 0]).all()
+    with pytest.raises(DENInputError, match="non-numeric value 'later'"):  # a column of numbers only
+        TabularEncoder().fit(support.assign(crp=np.arange(20.0))).transform(
+            pd.DataFrame({"crp": ["later"], "colour": ["red"]}))
+
+
+def test_large_offsets_keep_their_resolution():
+    """Dates as YYYYMMDD numbers, epoch milliseconds and times seconds apart on one day are
+    features that differ as the values do: float32 (24 bits) would make 20240101 and 20240102
+    one value, and one morning's seconds a few steps of 128 s."""
+    from den.data.encoding import TabularEncoder
+
+    frame = pd.DataFrame({"yyyymmdd": [20240101, 20240102, 20240103, 20240104, 20240105],
+                          "ms": 1.7e12 + np.arange(5.0),
+                          "time": pd.Timestamp("2024-01-01 08:00")
+                          + pd.to_timedelta(np.arange(5) * 7, unit="s")})
+    x = TabularEncoder().fit_transform(frame)
+    np.testing.assert_array_equal(x[:, 0], frame["yyyymmdd"])
+    np.testing.assert_array_equal(np.diff(x[:, 1]), 1.0)
+    np.testing.assert_allclose(np.diff(x[:, 2]) * 86400, 7.0, rtol=1e-6)
+
+
+def test_a_query_of_unseen_categories_warns_and_names_near_matches():
+    """Query categories the support set did not have are missing; where they are many (here
+    all), a warning names the column and those that differ from a known one only in case or
+    spaces. An odd unseen value among many known ones says nothing."""
+    import warnings
+
+    from den.data.encoding import TabularEncoder
+    from den.errors import DENInputWarning
+
+    encoder = TabularEncoder().fit(pd.DataFrame({"colour": ["red", "blue", "green"] * 4}))
+    with pytest.warns(DENInputWarning, match=r"column 'colour': 3 of 3 values are categories the "
+                                             r"support set did not have .* read as missing; some "
+                                             r"differ .* only in case or spaces \('RED' for 'red'"):
+        x = encoder.transform(pd.DataFrame({"colour": ["RED", "blue ", "teal"]}))
+    assert np.isnan(x).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DENInputWarning)
+        x = encoder.transform(pd.DataFrame({"colour": ["red", "blue"] * 10 + ["teal", None]}))
+    assert np.isnan(x[20:, 0]).all() and not np.isnan(x[:20]).any()
 
 
 def test_dates_written_as_text_or_as_date_objects_are_days():
@@ -633,3 +695,21 @@ def test_settings_lists_and_switches_are_checked_item_by_item():
         with pytest.raises(ValueError, match=message):
             make(**setting)
     assert ModelConfig(local_bandwidths=[0.1, 1]).local_bandwidths == (0.1, 1.0)
+
+
+def test_labels_that_differ_only_in_case_or_spaces_are_warned_about():
+    """"yes", "yes " and "Yes" are three classes, as written; a warning says so, naming them.
+    Distinct labels say nothing."""
+    import warnings
+
+    from den.data.encoding import encode_labels
+    from den.errors import DENInputWarning
+
+    with pytest.warns(DENInputWarning, match=r"support labels: classes that differ only in case or "
+                                             r"spaces \('Yes', 'yes', 'yes '\) are different classes"):
+        codes, classes = encode_labels(["yes", "yes ", "no", "Yes", "no"])
+    assert classes.tolist() == ["Yes", "no", "yes", "yes "] and codes.tolist() == [2, 3, 1, 0, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DENInputWarning)
+        encode_labels(["yes", "no", "maybe"])
+

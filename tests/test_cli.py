@@ -583,6 +583,36 @@ def test_a_stray_question_mark_and_text_dates_in_the_support_keep_the_query_read
     assert preds["blank"][["proba_no", "proba_yes"]].std().min() > 0.01  # the dates and amounts count
 
 
+def test_text_among_numbers_and_unseen_query_categories_warn_once_in_one_line(tmp_path, model_and_tables,
+                                                                           capsys):
+    """A word among a support column's numbers and a query column of categories in capitals:
+    `den predict` predicts, and says each once, in one line naming the file and column."""
+    model, _, _ = model_and_tables
+    rng = np.random.default_rng(8)
+    frame = pd.DataFrame({"crp": rng.lognormal(size=90).round(2).astype(object),
+                          "colour": rng.choice(["red", "blue"], 90)})
+    frame["label"] = np.where(frame["crp"].astype(float) > 1, "yes", "no")
+    frame.loc[5, "crp"] = "pending"
+    frame[:60].to_csv(tmp_path / "support.csv", index=False)
+    frame[60:].drop(columns="label").assign(colour=frame["colour"][60:].str.upper()).to_csv(
+        tmp_path / "query.csv", index=False)
+    out = tmp_path / "pred.csv"
+    assert main(_predict_args(model, tmp_path / "support.csv", tmp_path / "query.csv", out)
+                + ["--preset", "fast"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    warned = [line for line in err if "warning" in line]
+    assert len(warned) == 2
+    assert warned[0] == (f"den predict: warning: support file {str(tmp_path / 'support.csv')!r} features "
+                         f"column 'crp': 1 of 60 values are text among numbers ('pending'); they are "
+                         f"read as missing values. To keep what they say, write them as numbers; to "
+                         f"silence this, write them as '?'")
+    assert warned[1].startswith(f"den predict: warning: query file {str(tmp_path / 'query.csv')!r} "
+                                f"features column 'colour': 30 of 30 values are categories the support "
+                                f"set did not have (")
+    assert "'RED' for 'red'" in warned[1] and "'BLUE' for 'blue'" in warned[1]
+    assert len(pd.read_csv(out)) == 30
+
+
 def test_pretrain_reads_gz_files_once_each_and_names_what_it_leaves_out(tmp_path, csv_tasks, capsys):
     import gzip
 

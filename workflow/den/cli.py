@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.metadata
 import json
 import os
 import re
 import shutil
 import sys
+import warnings
 from pathlib import Path
 
-from den.errors import DENError, DENInputError, name_settings
+from den.errors import DENError, DENInputError, DENInputWarning, name_settings
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRESETS
 
 DESCRIPTION = """\
@@ -260,7 +262,9 @@ def _predict(args) -> None:
                           unlabeled_name=f"query file {args.query!r}")
     except DENInputError as err:  # keywords as the options that set them (name_settings)
         raise DENInputError(name_settings(str(err), _predict_options())) from None
-    proba = table.proba(query_features, args.chunk_rows)
+    with warnings.catch_warnings():  # the fit read the query file already, and said so
+        warnings.simplefilter("ignore", DENInputWarning)
+        proba = table.proba(query_features, args.chunk_rows)
     out = pd.DataFrame({"prediction": table.classes[proba.argmax(axis=1)]})
     for k, label in enumerate(table.classes):
         out[f"proba_{label}"] = proba[:, k]
@@ -402,6 +406,14 @@ def _readable_json(value) -> str:
     return _SCALAR_LIST.sub(lambda m: "[" + re.sub(r",\n\s*", ", ", m[1]) + "]", json.dumps(value, indent=2))
 
 
+def _show_warning(command, message, category, filename, lineno, file=None, line=None) -> None:
+    """Print a warning as one line, "den predict: warning: ...", the package's own without the
+    file and line it came from."""
+    text = str(message) if issubclass(category, DENInputWarning) else \
+        warnings.formatwarning(message, category, filename, lineno, line).rstrip()
+    print(f"den {command}: warning: {text}", file=sys.stderr if file is None else file)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 done, 2 an error, 130 interrupted by
     Ctrl-C; 1 a system error such as a full disk; no command: the help and 2). Errors and
@@ -414,7 +426,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handler = {"predict": _predict, "pretrain": _pretrain, "info": _info}[args.command]
     try:
-        handler(args)
+        with warnings.catch_warnings():  # a warning about the input: one line, as errors are
+            warnings.simplefilter("always", DENInputWarning)
+            warnings.showwarning = functools.partial(_show_warning, args.command)
+            handler(args)
     except (DENError, ValueError) as err:
         print(f"den {args.command}: error: {err}", file=sys.stderr)
         return 2

@@ -80,3 +80,8 @@ class DENInputError(DENError, ValueError):
 
 class DENModelError(DENError, OSError):
     """A saved model that cannot be read or does not fit the request."""
+
+
+class DENInputWarning(UserWarning):
+    """Input data DEN can use, but not as the user may have meant (text among numbers read as
+    missing, query categories the support set did not have); the message names the column."""

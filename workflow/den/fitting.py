@@ -226,7 +226,7 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
 
 
 def encode_query(encoder: TabularEncoder, X, estimator: str = "DENClassifier") -> np.ndarray:
-    """The query table X as the fitted ``encoder``'s features, (m, d) float32.
+    """The query table X as the fitted ``encoder``'s features, (m, d) float64.
 
     Raises:
         DENInputError: another number of columns than the support table had (in

@@ -10,8 +10,14 @@ becomes missing, and a value of another type is found by its text (one CSV file 
 "1.0", another 1). Missing values (None, NaN, NaT, pandas NA) become NaN, which the calibration
 imputes, as does everything in a column that held no value when fitting; so do the texts of
 ``MISSING_MARKERS`` ("?", "-", "NA", ...) in a column of numbers or dates, where one "?" would
-otherwise make the column categories. Infinite values,
-values beyond float32 range, complex numbers and values that are neither strings, booleans
+otherwise make the column categories. A column of numbers with a few cells of other text
+(at least ``NUMERIC_SHARE`` of its values numbers: "pending" among lab values) stays numbers,
+that text missing, with a ``DENInputWarning`` naming the column; a bound reads as its number
+("<0.5" as 0.5, "3+" as 3, as detection limits and top-coded counts are written); a query
+category the support set did not hold is missing too, with a warning where a column has many.
+Features are float64, so a large offset (dates, YYYYMMDD codes, epoch milliseconds) keeps its
+resolution until the keypoints map it onto [0, 1]. Infinite values, values beyond float32
+range, complex numbers and values that are neither strings, booleans
 nor numbers (a dict) are errors that name the column; sparse matrices are an error (DEN needs
 dense input).
 """
@@ -20,11 +26,12 @@ from __future__ import annotations
 
 import datetime
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
 
-from den.errors import DENInputError
+from den.errors import DENInputError, DENInputWarning
 
 # The largest magnitude DEN's float32 features hold; beyond it a value would become infinite.
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -32,6 +39,17 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 # Texts that stand for "no value" in a column of numbers or dates (spreadsheets and UCI files
 # write "?"), compared stripped and in lower case.
 MISSING_MARKERS = frozenset({"", "?", "-", "--", ".", "na", "n/a", "nan", "null", "none", "missing"})
+
+# A column whose values are at least this share numbers (the rest text other than
+# MISSING_MARKERS or bounds) is numeric, its text missing: "pending" in a tenth of the cells of
+# a lab value would otherwise make the column categories and every unseen query number missing.
+NUMERIC_SHARE = 0.9
+# A query column warns where at least this share of its values are categories the support set
+# did not hold (each of them missing).
+UNSEEN_WARNING_SHARE = 0.1
+
+# A number written as a bound: "<0.5", "> 100", "<=3", "≥ 2" (a detection limit) or "3+" (a count).
+_BOUND = re.compile(r"(?:<=?|>=?|≤|≥)\s*([-+]?[\d.]+(?:[eE][-+]?\d+)?)|([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s*\+")
 
 # A date (and time) as ISO 8601 text, the form CSV files and pandas write dates in.
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:Z|[+-]\d{2}:?\d{2})?")
@@ -106,10 +124,22 @@ def _without_markers(series: pd.Series) -> pd.Series:
 
 def _numeric_cell(v):
     """A cell of a numeric column as ``pd.to_numeric`` takes it: a boolean as 0/1, a missing
-    marker ("?") as NaN, anything else as it is."""
+    marker ("?") as NaN, a bound ("<0.5", ">= 100", "3+") as its number, anything else as it
+    is."""
     if isinstance(v, (bool, np.bool_)):
         return float(v)
-    return np.nan if _is_marker(v) else v
+    if _is_marker(v):
+        return np.nan
+    bound = _bound(v)
+    return v if bound is None else bound
+
+
+def _bound(v) -> float | None:
+    """The number of text that writes a bound, as lab values and counts do ("<0.5", ">=100",
+    "≤ 3", "3+"), else None."""
+    if isinstance(v, str) and (match := _BOUND.fullmatch(v.strip())):
+        return _number(match[1] or match[2])
+    return None
 
 
 def _is_date(v) -> bool:
@@ -161,7 +191,7 @@ def _days(series: pd.Series, kind: str, what: str, name: str) -> np.ndarray:
 
 
 class TabularEncoder:
-    """Maps a table's columns to float32 features, remembering how (fit on the support set).
+    """Maps a table's columns to float64 features, remembering how (fit on the support set).
 
     Attributes (after ``fit``):
         columns: column names in order ("x0", "x1", ... for arrays).
@@ -169,6 +199,9 @@ class TabularEncoder:
         temporal: "datetime" or "timedelta" for each column of dates or durations, by name.
         empty: the columns with no value in the support set (all missing); whatever a query
             holds there is missing too, as nothing says how to read it.
+        stray_text: the numeric columns with some cells of text (``NUMERIC_SHARE``), by name,
+            with the texts the support set held there; text there is missing, in any table
+            (bounds such as "<0.5" or "3+" are numbers in every numeric column).
     """
 
     def __init__(self):
@@ -176,6 +209,7 @@ class TabularEncoder:
         self.categories: dict[str, list] = {}
         self.temporal: dict[str, str] = {}
         self.empty: set[str] = set()
+        self.stray_text: dict[str, list[str]] = {}
         self._from_array = False
 
     def fit(self, x, what: str = "support features") -> TabularEncoder:
@@ -186,7 +220,7 @@ class TabularEncoder:
                                 f"while a minimum of 1 is required; give at least one feature column")
         self.columns = [str(c) for c in frame.columns]
         _check_unique(self.columns, what)
-        self.categories, self.temporal, self.empty = {}, {}, set()
+        self.categories, self.temporal, self.empty, self.stray_text = {}, {}, set(), {}
         for j, name in enumerate(self.columns):
             series = frame.iloc[:, j]
             if not series.notna().any():
@@ -201,10 +235,22 @@ class TabularEncoder:
             if given.empty:  # nothing but "?" and the like
                 self.empty.add(name)
                 continue
-            if pd.to_numeric(given, errors="coerce").notna().all():
+            numbers = pd.to_numeric(given.map(_numeric_cell), errors="coerce").notna()
+            if numbers.all():
                 continue  # numbers stored as objects/strings ("?" and the like missing)
             if all(_is_date(v) for v in given) and _parse_dates(given).notna().all():
                 self.temporal[name] = "datetime"  # dates as text (a CSV file) or date objects
+                continue
+            texts = given[~numbers.to_numpy()]
+            if numbers.mean() >= NUMERIC_SHARE and all(isinstance(v, str) for v in texts):
+                # numbers with a few cells of other text
+                self.stray_text[name] = sorted({str(v) for v in texts})
+                shown = ", ".join(repr(v) for v in self.stray_text[name][:3])
+                more = "" if len(self.stray_text[name]) <= 3 else ", ..."
+                warnings.warn(f"{what} column {name!r}: {len(texts)} of {len(given)} values are text "
+                              f"among numbers ({shown}{more}); they are read as missing values. "
+                              f"To keep what they say, write them as numbers; to silence this, "
+                              f"write them as '?'", DENInputWarning, stacklevel=3)
                 continue
             try:
                 values = series.dropna().unique().tolist()
@@ -219,7 +265,7 @@ class TabularEncoder:
         return self
 
     def transform(self, x, what: str = "query features") -> np.ndarray:
-        """(n, d) float32 features, NaN where missing or an unseen category.
+        """(n, d) float64 features, NaN where missing or an unseen category.
 
         Raises:
             DENInputError: columns differ from the fitted ones, a value is infinite, beyond
@@ -240,9 +286,10 @@ class TabularEncoder:
         elif frame.shape[1] != len(self.columns):
             raise FeatureCountError(f"{what} has {frame.shape[1]} columns but the support set had "
                                     f"{len(self.columns)}", frame.shape[1], len(self.columns))
-        out = np.empty(frame.shape, dtype=np.float32)
+        out = np.empty(frame.shape, dtype=np.float64)
         temporal = getattr(self, "temporal", {})  # encoders pickled before these were read
         empty = getattr(self, "empty", set())
+        stray_text = getattr(self, "stray_text", {})
         for j, name in enumerate(self.columns):
             series = frame.iloc[:, j]
             if name in empty:
@@ -255,6 +302,7 @@ class TabularEncoder:
                 values = series.map(lambda v, lookup=lookup, texts=texts, name=name:
                                     _category_code(v, lookup, texts, what, name))
                 out[:, j] = values.to_numpy(dtype=np.float64)
+                _warn_unseen(series, out[:, j], self.categories[name], what, name)
             else:
                 if not _is_numeric(series):  # one pass: booleans as 0/1, "?" and the like missing
                     series = series.map(_numeric_cell)
@@ -266,7 +314,7 @@ class TabularEncoder:
                                         f"magnitude (or both as two columns)")
                 values = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
                 bad = series.notna().to_numpy() & np.isnan(values)
-                if bad.any():
+                if bad.any() and name not in stray_text:
                     raise DENInputError(f"{what} column {name!r} has non-numeric value "
                                         f"{series[bad].iloc[0]!r} in a numeric column; give a "
                                         f"number there, or leave the cell empty (missing)")
@@ -284,6 +332,25 @@ class TabularEncoder:
 
     def fit_transform(self, x, what: str = "support features") -> np.ndarray:
         return self.fit(x, what).transform(x, what)
+
+
+def _warn_unseen(series: pd.Series, codes: np.ndarray, categories: list, what: str, name: str) -> None:
+    """Warn where ``UNSEEN_WARNING_SHARE`` or more of a column's given values are categories the
+    support set did not hold (``codes`` NaN where ``series`` has a value), naming a few and any
+    that match a known category apart from case and spaces ('RED' for 'red')."""
+    given = _without_markers(series).notna().to_numpy()
+    unseen = given & np.isnan(codes)
+    if not unseen.any() or unseen.sum() < UNSEEN_WARNING_SHARE * given.sum():
+        return
+    values = list(dict.fromkeys(str(v) for v in series[unseen]))
+    known = {str(c).strip().lower(): str(c) for c in categories}
+    near = [f"{v!r} for {known[v.strip().lower()]!r}" for v in values if v.strip().lower() in known]
+    hint = f"; some differ from a support category only in case or spaces ({', '.join(near[:3])})" \
+        if near else ""
+    shown = ", ".join(repr(v) for v in values[:3]) + (", ..." if len(values) > 3 else "")
+    warnings.warn(f"{what} column {name!r}: {unseen.sum()} of {given.sum()} values are categories "
+                  f"the support set did not have ({shown}), read as missing{hint}",
+                  DENInputWarning, stacklevel=4)
 
 
 def _check_unique(columns: list[str], what: str) -> None:
@@ -411,6 +478,16 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
             raise DENInputError(f"{what} has continuous values ({fractional[0]:g} is not a whole "
                                 f"number): DEN is a classifier; give class labels (integers or "
                                 f"strings), or bin a regression target into classes")
+    alike: dict[str, list[str]] = {}
+    for label in classes:
+        if isinstance(label, str):
+            alike.setdefault(label.strip().lower(), []).append(str(label))
+    alike = {key: labels for key, labels in alike.items() if len(labels) > 1}
+    if alike:
+        shown = "; ".join(", ".join(map(repr, labels)) for labels in alike.values())
+        warnings.warn(f"{what}: classes that differ only in case or spaces ({shown}) are "
+                      f"different classes; if they are one, write them alike "
+                      f"(e.g. y.str.strip().str.lower())", DENInputWarning, stacklevel=3)
     return codes.astype(np.int32), classes
 
 
