@@ -713,3 +713,40 @@ def test_labels_that_differ_only_in_case_or_spaces_are_warned_about():
         warnings.simplefilter("error", DENInputWarning)
         encode_labels(["yes", "no", "maybe"])
 
+
+def test_a_support_set_too_large_for_the_memory_is_refused_before_the_fit():
+    """Tuple relevance compares every pair of support rows: 5,000 rows of 10 features would
+    need about 128 GB. With 24 GB free the fit is refused up front, naming a sample size that
+    fits in half of them; 1,500 rows (11.5 GB) fit with a warning; 1,000 rows say nothing."""
+    import warnings
+
+    from den.errors import DENInputWarning
+    from den.fitting import check_support_size
+    from den.model.config import ModelConfig
+    from den.model.den import DEN
+
+    from helpers import SMALL
+
+    den = DEN(ModelConfig(order=3, min_tuples=625, max_tuples=625, local_bandwidths=(0.1,),
+                          tuple_relevance=True, **SMALL))
+    with pytest.raises(DENInputError, match=r"a support set of 5000 rows and 10 features needs about "
+                                            r"1\d\d GB .* and 24 GB are free: fit on a sample of at most "
+                                            r"15\d\d rows \(e.g. X.sample\(15\d\d, random_state=0\)"):
+        check_support_size(den, 5000, 10, available=24e9)
+    with pytest.warns(DENInputWarning, match=r"a support set of 1500 rows: .* about 1\d.\d GB"):
+        check_support_size(den, 1500, 10, available=24e9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DENInputWarning)
+        check_support_size(den, 1000, 10, available=1e9)
+        check_support_size(DEN(ModelConfig(**SMALL)), 5000, 10, available=1e9)  # no pairs of rows
+
+
+def test_query_chunks_shrink_as_the_support_set_grows():
+    """The local embedding holds (chunk rows x support rows x tuples) kernels: up to 64 support
+    rows a chunk is 2^17 tuple-rows, as before; with 1,000 it is 64/1000 of that."""
+    from den.model.task_model import auto_chunk_rows
+
+    assert auto_chunk_rows(625) == auto_chunk_rows(625, 50) == auto_chunk_rows(625, 64) == 209
+    assert auto_chunk_rows(625, 1000) == 13 and auto_chunk_rows(625, 100000) == 1
+    assert auto_chunk_rows(9) == 14563 and auto_chunk_rows(1) == 65536
+

@@ -15,17 +15,24 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from den.data.encoding import FeatureCountError, TabularEncoder, encode_labels
-from den.errors import DENInputError, DENModelError, name_settings, plain_value
+from den.errors import DENInputError, DENInputWarning, DENModelError, name_settings, plain_value
 from den.model.den import DEN
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRESETS, shipped_model_path
 from den.train.finetune import FinetuneConfig, FittedTask, adapt_config, fit_task
 
 VARIANTS = ("den", "no_finetune", "adapt")
+# Bytes per pair of support rows and feature multiset that tuple relevance holds at its peak
+# (about six float32 (m, m, U) tensors: 5.2 GB for 1,000 rows of 10 features, 21.7 GB for 2,000).
+RELEVANCE_PAIR_BYTES = 24
+# Support rows above which a fit warns that it was not what DEN is for (pre-training drew
+# support sets of 25-128 rows) and that its cost grows with the square of the rows.
+LARGE_SUPPORT_ROWS = 1000
 # The ``finetune_*`` settings each variant reads (``fit_table`` refuses others changed under a
 # preset).
 VARIANT_SETTINGS = {
@@ -209,6 +216,7 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
     x = encoder.fit_transform(X, f"{support_name} features")
     if x.shape[0] != len(codes):
         raise DENInputError(f"{x.shape[0]} support rows but {len(codes)} labels")
+    check_support_size(den, *x.shape)
     unlabeled = None if X_unlabeled is None else encoder.transform(X_unlabeled, f"{unlabeled_name} features")
     config = None
     try:
@@ -223,6 +231,45 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
         raise DENInputError(name_settings(str(err), _FINETUNE_KEYWORDS)) from None
     fitted = fit_task(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
     return FittedTable(fitted, encoder, classes, x.shape[1])
+
+
+def check_support_size(den: DEN, n_rows: int, n_features: int, available: float | None = None) -> None:
+    """Refuse a support set whose tuple relevance (every pair of support rows, per feature
+    multiset) would need more memory than ``available`` bytes (default: what the machine has
+    free now), naming the most rows that fit; warn above ``LARGE_SUPPORT_ROWS`` rows.
+
+    Raises:
+        DENInputError: the support set is too large for this machine.
+    """
+    if not den.config.tuple_relevance or n_rows <= LARGE_SUPPORT_ROWS:
+        return
+    multisets = len(np.unique(np.sort(den.tuples(n_features), axis=1), axis=0))
+    need = RELEVANCE_PAIR_BYTES * multisets * float(n_rows) ** 2
+    available = _available_memory() if available is None else available
+    advice = ("DEN was pre-trained on support sets of 25-128 rows, and a table this large suits a "
+              "random forest better")
+    if available is not None and need > available:
+        fit = int(np.sqrt(available / 2 / (RELEVANCE_PAIR_BYTES * multisets)))  # half: a margin
+        raise DENInputError(f"a support set of {n_rows} rows and {n_features} features needs about "
+                            f"{need / 1e9:.0f} GB for DEN's tuple relevance (it compares every pair "
+                            f"of support rows), and {available / 1e9:.0f} GB are free: fit on a "
+                            f"sample of at most {fit} rows (e.g. X.sample({fit}, random_state=0) and "
+                            f"the same rows of y); {advice}")
+    warnings.warn(f"a support set of {n_rows} rows: DEN's tuple relevance compares every pair of "
+                  f"support rows, so the fit takes about {need / 1e9:.1f} GB and time that grows "
+                  f"with the square of the rows; {advice}", DENInputWarning, stacklevel=3)
+
+
+def _available_memory() -> float | None:
+    """Bytes of memory free for a new allocation (Linux's MemAvailable), or None if unknown."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
 
 
 def encode_query(encoder: TabularEncoder, X, estimator: str = "DENClassifier") -> np.ndarray:

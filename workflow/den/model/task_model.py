@@ -19,11 +19,19 @@ from den.model.den import DEN
 # phi's 64 x 64 layers on ~130k tuple-rows keep their activations near the cache, which on a
 # 2-core CPU scores about 20% more rows per second than chunks several times that size.
 TUPLE_ROWS_PER_CHUNK = 1 << 17
+# Support rows up to which a chunk's size does not depend on them: the local embedding holds
+# (query rows x support rows x tuples) kernels, so a larger support set gets smaller chunks.
+CHUNK_SUPPORT_ROWS = 64
 
 
-def auto_chunk_rows(n_tuples: int) -> int:
-    """Query rows per chunk for a task with ``n_tuples`` feature tuples (32..65536)."""
-    return int(min(65536, max(32, TUPLE_ROWS_PER_CHUNK // max(1, n_tuples))))
+def auto_chunk_rows(n_tuples: int, n_support: int = CHUNK_SUPPORT_ROWS) -> int:
+    """Query rows per chunk for a task with ``n_tuples`` feature tuples and ``n_support``
+    support rows (1..65536): ``TUPLE_ROWS_PER_CHUNK`` tuple-rows, fewer in proportion above
+    ``CHUNK_SUPPORT_ROWS`` support rows, so that the local embedding's kernels stay as large
+    as with 64 support rows."""
+    support = max(CHUNK_SUPPORT_ROWS, n_support)
+    rows = TUPLE_ROWS_PER_CHUNK * CHUNK_SUPPORT_ROWS // (max(1, n_tuples) * support)
+    return int(min(65536, max(32 if n_support <= CHUNK_SUPPORT_ROWS else 1, rows)))
 
 
 class TaskModel:
@@ -152,7 +160,7 @@ class TaskModel:
         Args:
             x_query: (m, ``n_inputs``) raw query features.
             chunk_rows: rows scored per call (bounds memory: about chunk_rows x T x 64
-                floats live at once); None chooses ``auto_chunk_rows(T)``.
+                floats live at once); None chooses ``auto_chunk_rows(T, support rows)``.
 
         Returns:
             binary head: (m,) logits of class 1; multiclass: (m, L) class scores.
@@ -164,7 +172,7 @@ class TaskModel:
         if self.features is not None:
             x_query = x_query[:, self.features]
         if chunk_rows is None:
-            chunk_rows = auto_chunk_rows(len(self.tuples))
+            chunk_rows = auto_chunk_rows(len(self.tuples), len(self.y_support))
         if chunk_rows < 1:
             raise DENInputError(f"chunk_rows must be >= 1, got {chunk_rows}")
         kernel, missing = self.calibration_parameters()
