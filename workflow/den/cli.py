@@ -114,7 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "shipped with the package for --preset (docs/model-card.md)")
     p.add_argument("--support", required=True, metavar="CSV", help="labelled rows (with the target column)")
     p.add_argument("--target", required=True, metavar="COLUMN", help="name of the label column in --support")
-    p.add_argument("--query", required=True, metavar="CSV", help="rows to predict")
+    p.add_argument("--query", required=True, metavar="CSV",
+                   help="rows to predict; their feature values (no labels) also set each "
+                        "feature's keypoint span with the support rows', as in the benchmark "
+                        "(DENClassifier.fit's X_unlabeled), so a row's probabilities depend "
+                        "on the other rows of the file too")
     p.add_argument("--out", required=True, metavar="CSV",
                    help="output: one row per query row with 'prediction' and 'proba_<class>' "
                         "columns, written atomically (nothing is written on error); '-' writes "
