@@ -110,18 +110,21 @@ def predict_flops_per_row(config, n_features: int = D, n_support: int = 50, n_cl
       + P_last^2                    phi's last (linear) layer, once after the mean over tuples
       + binary: sum_j Q_j Q_(j+1)   psi (Q = P_last (+ 1 with feature_count_input), psi_units..., 1)
         multiclass: P_last L        the scores against the L = n_classes prototypes
-      + local embedding (B = len(local_bandwidths) > 0): m d T for the squared distances to
-        the m = n_support support rows per tuple, B 2 m T for the class sums of the kernel,
-        T 2B P0 for phi's first layer on l^t
+      + local embedding (B = len(local_bandwidths) > 0): m d U for the squared distances to
+        the m = n_support support rows per feature multiset, B 2 m U for the class sums of the
+        kernel, T 2B P0 for phi's first layer on l^t
 
-    with T = the task's number of feature tuples (``DEN.tuples``) and r the order. The
+    with T = the task's number of feature tuples (``DEN.tuples``), U <= T the number of
+    distinct feature multisets among them (the kernels are computed once per multiset) and
+    r the order. The
     support set's part (its embedding s^t and phi's s^t W_s, computed once per task) and
     elementwise work (bias, ReLU, exp, log, the calibration's interpolation, the mean over
     tuples, gated pooling's log-mean-exp) are left out, so the achieved rate it gives is a lower bound.
     """
     from den.model.tuples import feature_tuples
 
-    t = len(feature_tuples(n_features, config.order, config.seed, config.max_tuples, config.min_tuples))
+    tuples = feature_tuples(n_features, config.order, config.seed, config.max_tuples, config.min_tuples)
+    t, u = len(tuples), len(np.unique(np.sort(tuples, axis=1), axis=0))
     phi = list(config.phi_units)
     macs = t * config.order * phi[0] + t * sum(a * b for a, b in zip(phi[:-1], phi[1:]))
     macs += phi[-1] * phi[-1]
@@ -132,7 +135,7 @@ def predict_flops_per_row(config, n_features: int = D, n_support: int = 50, n_cl
         macs += phi[-1] * n_classes
     b = len(config.local_bandwidths)
     if b:
-        macs += n_support * n_features * t + b * 2 * n_support * t + t * 2 * b * phi[0]
+        macs += n_support * n_features * u + b * 2 * n_support * u + t * 2 * b * phi[0]
     return 2 * macs
 
 
