@@ -63,3 +63,18 @@ def test_log_to_sends_stdout_and_stderr_to_a_new_file_and_restores_them(tmp_path
     with log_to(path):  # a rerun's log replaces the old one
         print("second run")
     assert path.read_text() == "second run\n"
+
+
+def test_log_to_keeps_the_error_that_ended_the_step(tmp_path):
+    """A failing step's log holds its error after what it printed (Snakemake points there);
+    the error still propagates."""
+    from den.logs import log_to
+
+    path = tmp_path / "job.log"
+    with pytest.raises(ValueError, match="no column 'labl'"):
+        with log_to(path):
+            print("reading task 'myb'")
+            raise ValueError("task 'myb' has no column 'labl'")
+    text = path.read_text()
+    assert text.startswith("reading task 'myb'\nTraceback (most recent call last):")
+    assert text.rstrip().endswith("ValueError: task 'myb' has no column 'labl'")

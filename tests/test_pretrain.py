@@ -1,5 +1,7 @@
 """Pre-training: episodes, checkpoint/resume, bad tasks."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -82,6 +84,15 @@ def test_a_workflow_restarts_over_a_checkpoint_of_another_run(tmp_path):
     pretrain(tasks[:1], ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "job", progress=stream,
              restart_other_run=True)
     assert "starting over" not in stream.getvalue()
+    # fewer steps than the checkpoint has (a long run interrupted, then the default config):
+    # the workflow starts over too, as a fresh directory would
+    stream = io.StringIO()
+    shorter = pretrain(tasks[:1], ModelConfig(**SMALL), dataclasses.replace(config, steps=1),
+                       checkpoint_dir=tmp_path / "job", progress=stream, restart_other_run=True)
+    assert "is at step 2, past the 1 steps asked for: starting over" in stream.getvalue()
+    fresh = pretrain(tasks[:1], ModelConfig(**SMALL), dataclasses.replace(config, steps=1), progress=None)
+    for a, b in zip(shorter.network.trainable_variables, fresh.network.trainable_variables, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
 def test_checkpoint_fingerprint_names_one_vs_rest_cuts_only_when_set():

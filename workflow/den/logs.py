@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import contextlib
+import traceback
 from pathlib import Path
 
 
 @contextlib.contextmanager
 def log_to(path: str | Path):
-    """Redirect ``sys.stdout`` and ``sys.stderr`` (progress lines, messages) to ``path``."""
+    """Redirect ``sys.stdout`` and ``sys.stderr`` (progress lines, messages) to ``path``.
+
+    An exception that leaves the block is written to the log too (its traceback, after what
+    the step printed) before it propagates: Snakemake points at the log when a job fails,
+    and on a cluster the log is where a user looks."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", buffering=1) as handle, contextlib.redirect_stdout(handle), \
             contextlib.redirect_stderr(handle):
-        yield handle
+        try:
+            yield handle
+        except BaseException as err:
+            if not isinstance(err, (SystemExit, GeneratorExit)) or getattr(err, "code", 0):
+                traceback.print_exc(file=handle)
+            raise

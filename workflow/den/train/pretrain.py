@@ -175,7 +175,8 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
         checkpoint_dir: where to checkpoint and resume from (None: no checkpoints).
         progress: stream for progress lines (None: silent; "stderr": ``sys.stderr`` now).
         restart_other_run: a checkpoint of a different run (other tasks, data or settings, or
-            an unreadable fingerprint) is deleted, with a line on ``progress``, and the run
+            an unreadable fingerprint, or past the steps asked for) is deleted, with a line on
+            ``progress``, and the run
             starts over, instead of raising. For a workflow whose checkpoint directory belongs
             to one output, remade whenever its settings change; a user's own directory is not
             deleted without asking (the default).
@@ -270,6 +271,14 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
                     other_run = f"holds a pre-training run with {_run_difference(stored, fingerprint)}"
             except (OSError, ValueError) as err:
                 other_run = f"cannot be read ({fp_path.name}: {err})"
+            if other_run is None and restart_other_run:  # fewer steps asked for than it has
+                try:
+                    saved = int(tf.train.load_variable(manager.latest_checkpoint,
+                                                       "step/.ATTRIBUTES/VARIABLE_VALUE"))
+                except Exception:  # unreadable: the restore below says so
+                    saved = 0
+                if saved > config.steps:
+                    other_run = f"is at step {saved}, past the {config.steps} steps asked for"
         if other_run and restart_other_run:
             if progress is not None:
                 print(f"checkpoint directory {str(checkpoint_dir)!r} {other_run}: starting over",
