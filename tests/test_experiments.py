@@ -290,6 +290,26 @@ def test_reference_keys_are_checked():
             experiments(bad)
 
 
+def test_support_sizes_beyond_a_declared_dataset_and_empty_zoo_lists_are_config_errors():
+    """A synthetic dataset declares its rows: an experiment's n_support must leave query rows,
+    said when the workflow is planned, not after its data is built. An empty cnn_zoo list is
+    named as such."""
+    config = {"datasets": {"g": {"source": "synthetic", "rows": 300}, "p": {"source": "sklearn"}},
+              "methods": {"den": {"kind": "den"}},
+              "experiments": {"t": {"datasets": ["g"], "methods": ["den"], "pretrain_on": ["p"],
+                                    "n_support": 300}}}
+    with pytest.raises(ConfigError, match=r"experiments.t.n_support: 300 support rows, but dataset 'g' has "
+                                          r"300 rows \(datasets.g.rows\) .* give 2..299"):
+        experiments(config)
+    config["experiments"]["t"]["n_support"] = 299
+    assert experiments(config)["t"]["n_support"] == 299
+    zoo = {**config, "cnn_zoo": {"images": ["digits"], "cutoffs": []}, "image_datasets": {"digits": {}},
+           "experiments": {"t": {"datasets": ["g"], "methods": ["den"], "pretrain_on": ["simulated"]}}}
+    with pytest.raises(ConfigError, match=r"'simulated' needs a 'cnn_zoo' section with at least one entry "
+                                          r"in cutoffs \(empty there\)"):
+        experiments(zoo)
+
+
 def test_config_cross_references_are_checked():
     config = {"datasets": {"a": {"source": "sklearn"}}, "methods": {"den": {"kind": "den"}},
               "experiments": {"t": {"datasets": ["a", "b"], "methods": ["den"]}}}

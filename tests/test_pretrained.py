@@ -86,7 +86,9 @@ def test_default_classifier_on_five_classes_one_against_the_rest():
 
 def test_predict_and_info_without_a_model_use_the_shipped_one(tmp_path, capsys):
     task = make_task("cli", 200, 4, seed=8)
-    frame = pd.DataFrame(task.x, columns=["a", "b", "c", "d"])
+    # float64 values, which a CSV file holds exactly (float32 ones it rounds to their shortest
+    # decimal, a float64 1e-8 away: adaptation's 50 Adam steps would carry that to 1e-4)
+    frame = pd.DataFrame(task.x.astype(np.float64), columns=["a", "b", "c", "d"])
     frame["label"] = np.where(task.y == 1, "yes", "no")
     frame[:50].to_csv(tmp_path / "support.csv", index=False)
     frame[50:].drop(columns="label").to_csv(tmp_path / "query.csv", index=False)

@@ -67,6 +67,20 @@ def simulated_datasets(config: dict) -> list[str]:
     return [task_name(images, share) for images in zoo.get("images", []) for share in zoo.get("cutoffs", [])]
 
 
+def zoo_images_file(config: dict, images: str, share: str) -> str:
+    """The image set file that the CNN-zoo jobs of task "sim-<images>-p<share>" read.
+
+    Raises:
+        ConfigError: the config's ``cnn_zoo`` builds no such task (another image set, or a
+            positive share not in ``cutoffs``), so a dry run names the bad target.
+    """
+    name = f"sim-{images}-p{share}"
+    if name not in simulated_datasets(config):
+        raise ConfigError(f"{name} is not a CNN-zoo task of this config; its tasks are "
+                          f"{simulated_datasets(config) or 'none'} (cnn_zoo.images x cnn_zoo.cutoffs)")
+    return f"results/images/{images}.npz"
+
+
 def _check_cnn_zoo(config: dict) -> None:
     """``cnn_zoo.images`` are defined image sets; ``cnn_zoo.ranges`` build CNNs; ``cnn_zoo.cutoffs``
     are distinct whole-percent positive shares in (0, 1) (the class cutoff of each follows from
@@ -142,10 +156,20 @@ def experiments(config: dict) -> dict[str, dict]:
                                       f"it under 'datasets', 'cnn_zoo' or 'generated_tasks' "
                                       f"(known: {sorted(known)})")
         if SIMULATED in pretrain_on and not simulated_datasets(config):
-            raise ConfigError(f"experiments.{name}.pretrain_on: 'simulated' needs a 'cnn_zoo' section")
+            zoo = config.get("cnn_zoo")
+            empty = [key for key in ("images", "cutoffs") if zoo and not zoo.get(key)]
+            raise ConfigError(f"experiments.{name}.pretrain_on: 'simulated' needs a 'cnn_zoo' section"
+                              + (f" with at least one entry in {' and '.join(empty)} (empty there)"
+                                 if empty else ""))
         if GENERATED in pretrain_on and not config.get("generated_tasks"):
             raise ConfigError(f"experiments.{name}.pretrain_on: 'generated' needs a 'generated_tasks' "
                               f"section (count, seed, rows, features)")
+        for dataset in full["datasets"]:  # a split needs query rows beyond the support rows
+            rows = (config.get("datasets", {}).get(dataset) or {}).get("rows")
+            if rows is not None and not 2 <= full["n_support"] < rows:
+                raise ConfigError(f"experiments.{name}.n_support: {full['n_support']} support rows, but "
+                                  f"dataset {dataset!r} has {rows} rows (datasets.{dataset}.rows) and "
+                                  f"its query rows are the rest: give 2..{rows - 1}")
         for method in full["methods"]:
             if method not in config["methods"]:
                 raise ConfigError(f"experiments.{name}.methods: unknown method {method!r}; "
@@ -438,14 +462,15 @@ def evaluation_model_files(config: dict, model_files: dict[str, str], experiment
 
 
 def score_index(config: dict, model_files: dict[str, str]) -> dict[str, str]:
-    """Each score file whose evaluation another one already does -> that file (the first in
-    config order). Two evaluations are the same when the protocol (``evaluation_protocol``),
-    the dataset, the repeat and the model files (``evaluation_model_files``) are: e.g. a sweep's
-    setting whose model is the experiment table's, or a classical method on the same splits in
-    two tables. Rule evaluate copies those scores instead of computing them again."""
+    """Each score file whose evaluation another one already does -> that file (the first of
+    their paths in sorted order, whatever the order of the config's experiments). Two
+    evaluations are the same when the protocol (``evaluation_protocol``), the dataset, the
+    repeat and the model files (``evaluation_model_files``) are: e.g. a sweep's setting whose
+    model is the experiment table's, or a classical method on the same splits in two tables.
+    Rule evaluate copies those scores instead of computing them again."""
     import json
 
-    canonical, index = {}, {}
+    alike: dict[str, list[str]] = {}  # evaluation -> the score files that hold it
     for name, spec in experiments(config).items():
         for setting in settings(spec):
             for method in spec["methods"]:
@@ -454,11 +479,8 @@ def score_index(config: dict, model_files: dict[str, str]) -> dict[str, str]:
                     models = evaluation_model_files(config, model_files, name, spec, setting, method, dataset)
                     for repeat in range(spec["repeats"]):
                         key = json.dumps([protocol, dataset, repeat, models], sort_keys=True)
-                        path = score_file(name, setting, method, dataset, repeat)
-                        first = canonical.setdefault(key, path)
-                        if first != path:
-                            index[path] = first
-    return index
+                        alike.setdefault(key, []).append(score_file(name, setting, method, dataset, repeat))
+    return {path: min(paths) for paths in alike.values() for path in paths if path != min(paths)}
 
 
 def member_files(config: dict, path: str, kind: str) -> list[str]:
@@ -549,9 +571,27 @@ def score_files(config: dict, experiment: str) -> list[str]:
 
 
 def comparison_score_files(config: dict, experiment: str) -> list[str]:
-    """The score files of the experiment's ``compare_to`` experiment (or none)."""
-    other = experiment_spec(experiments(config), experiment, f"results/tables/{experiment}")["compare_to"]
-    return score_files(config, other) if other else []
+    """The score files of the experiment's ``compare_to`` experiment (or none) that its
+    improvement column pairs with: the methods and datasets both experiments hold, in the
+    repeats both ran (the paired splits), so a table does not wait for the other's rest."""
+    specs = experiments(config)
+    spec = experiment_spec(specs, experiment, f"results/tables/{experiment}")
+    other = spec["compare_to"]
+    if not other:
+        return []
+    base = experiment_spec(specs, other, f"results/tables/{experiment}")
+    methods = [m for m in base["methods"] if m in spec["methods"]]
+    datasets = [d for d in base["datasets"] if d in spec["datasets"]]
+    return [score_file(other, s, m, d, r) for s in settings(base) for m in methods for d in datasets
+            for r in range(min(spec["repeats"], base["repeats"]))]
+
+
+def table_labels(config: dict, experiment: str) -> dict[str, str]:
+    """Display label of each of the experiment's methods (its reference methods are among
+    them), sorted by method: the label of a method outside the table, or the order of the
+    config's methods, does not make the table stale."""
+    spec = experiment_spec(experiments(config), experiment, f"results/tables/{experiment}")
+    return {m: config["methods"][m].get("label", m) for m in sorted(spec["methods"])}
 
 
 def figure_targets(config: dict) -> list[str]:
@@ -591,8 +631,10 @@ def _held_outs(spec: dict) -> list[str]:
 
 def model_index(config: dict) -> dict[str, str]:
     """Each pre-trained model file (every member of ``member_files``) -> the file that trains
-    the identical model (the first one in config order), so experiments that pre-train alike
-    (e.g. several tables on the simulated tasks with the same settings) share one job.
+    the identical model (the first of their paths in sorted order, whatever the order of the
+    config's experiments: a ``--configfile`` that sets one experiment moves it first), so
+    experiments that pre-train alike (e.g. several tables on the simulated tasks with the same
+    settings) share one job.
 
     Raises:
         ConfigError: an experiment's model settings (with a sweep value) or the shipped
@@ -606,7 +648,7 @@ def model_index(config: dict) -> dict[str, str]:
     from den.model.config import ModelConfig
     from den.train.config import FinetuneConfig, PretrainConfig
 
-    canonical, index = {}, {}
+    alike: dict[str, list[tuple[str, str]]] = {}  # model -> (path, kind) of each that trains it
     _check_settings("finetune", FinetuneConfig, config.get("finetune") or {})
     if config.get("shipped"):
         for use_calibration in (False, True):
@@ -632,7 +674,10 @@ def model_index(config: dict) -> dict[str, str]:
                     path = f"results/models/{name}/{setting}/{kind}/{held_out}.npz"
                     key = json.dumps([training_datasets(config, spec, held_out),
                                       model_params(config, spec, setting, kind), pretrain], sort_keys=True)
-                    first = canonical.setdefault(key, path)
-                    twins = zip(member_files(config, path, kind), member_files(config, first, kind))
-                    index.update(twins)
+                    alike.setdefault(key, []).append((path, kind))
+    index = {}
+    for paths in alike.values():
+        first = min(path for path, _ in paths)
+        for path, kind in paths:
+            index.update(zip(member_files(config, path, kind), member_files(config, first, kind)))
     return index

@@ -11,7 +11,7 @@ rule table:
         per_dataset="results/tables/{experiment}_datasets.csv",
     params:
         experiment=lambda wildcards: EXPERIMENTS[wildcards.experiment],
-        labels=lambda wildcards: {m: s.get("label", m) for m, s in config["methods"].items()},
+        labels=lambda wildcards: wc.table_labels(config, wildcards.experiment),
     log:
         "results/logs/table/{experiment}.log",
     benchmark:

@@ -29,7 +29,7 @@ rule prepare_images:
 
 rule score_cnn_shard:
     input:
-        images="results/images/{images}.npz",
+        images=lambda wildcards: wc.zoo_images_file(config, wildcards.images, wildcards.share),
     output:
         scores="results/zoo/{images}/p{share}/shard{shard}.npz",
     params:
@@ -52,7 +52,7 @@ rule score_cnn_shard:
 
 rule simulated_task:
     input:
-        images="results/images/{images}.npz",
+        images=lambda wildcards: wc.zoo_images_file(config, wildcards.images, wildcards.share),
         shards=lambda wildcards: [
             f"results/zoo/{wildcards.images}/p{wildcards.share}/shard{s}.npz"
             for s in range(wc.n_shards(config))
