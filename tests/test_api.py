@@ -573,6 +573,11 @@ def test_text_among_numbers_is_missing_with_a_warning_and_bounds_are_numbers():
                                             "colour": ["blue"] * 5}))
     np.testing.assert_allclose(query[:3, 0], [1.234, 7.77, 10.0])
     assert np.isnan(query[3:, 0]).all()
+    with pytest.warns(DENInputWarning, match=r"query features column 'crp': 2 of 2 values are text "
+                                             r"\('positive', 'negative'\) in a column of numbers"):
+        encoder.transform(pd.DataFrame({"crp": ["positive", "negative"], "colour": ["red"] * 2}))
+    bands = TabularEncoder().fit(pd.DataFrame({"age": ["<=50", ">50", "18+", "<=50"]}))
+    assert bands.categories == {"age": ["18+", "<=50", ">50"]}  # bands are categories, not 50, 50, 18
     with pytest.raises(DENInputError, match="non-numeric value 'later'"):  # a column of numbers only
         TabularEncoder().fit(support.assign(crp=np.arange(20.0))).transform(
             pd.DataFrame({"crp": ["later"], "colour": ["red"]}))
@@ -717,7 +722,8 @@ def test_labels_that_differ_only_in_case_or_spaces_are_warned_about():
 def test_a_support_set_too_large_for_the_memory_is_refused_before_the_fit():
     """Tuple relevance compares every pair of support rows: 5,000 rows of 10 features would
     need about 128 GB. With 24 GB free the fit is refused up front, naming a sample size that
-    fits in half of them; 1,500 rows (11.5 GB) fit with a warning; 1,000 rows say nothing."""
+    fits in half of them; 1,500 rows (11.5 GB) fit with a warning; 1,000 rows (5 GB) say nothing,
+    unless the memory is smaller."""
     import warnings
 
     from den.errors import DENInputWarning
@@ -735,9 +741,11 @@ def test_a_support_set_too_large_for_the_memory_is_refused_before_the_fit():
         check_support_size(den, 5000, 10, available=24e9)
     with pytest.warns(DENInputWarning, match=r"a support set of 1500 rows: .* about 1\d.\d GB"):
         check_support_size(den, 1500, 10, available=24e9)
+    with pytest.raises(DENInputError, match="a support set of 1000 rows and 10 features needs about 5 GB"):
+        check_support_size(den, 1000, 10, available=1e9)  # a small machine (or a cgroup's cap)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DENInputWarning)
-        check_support_size(den, 1000, 10, available=1e9)
+        check_support_size(den, 1000, 10, available=24e9)
         check_support_size(DEN(ModelConfig(**SMALL)), 5000, 10, available=1e9)  # no pairs of rows
 
 

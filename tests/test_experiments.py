@@ -303,6 +303,13 @@ def test_support_sizes_beyond_a_declared_dataset_and_empty_zoo_lists_are_config_
         experiments(config)
     config["experiments"]["t"]["n_support"] = 299
     assert experiments(config)["t"]["n_support"] == 299
+    config["methods"]["rf"] = {"kind": "direct", "model": "random_forest"}
+    config["experiments"]["u"] = {"datasets": ["g"], "methods": ["rf"], "pretrain_on": ["p"],
+                                  "n_support": 299, "compare_to": "t"}
+    with pytest.raises(ConfigError, match="experiments.u.compare_to: 't' evaluates none of this "
+                                          "experiment's methods"):
+        experiments(config)
+    del config["experiments"]["u"]
     zoo = {**config, "cnn_zoo": {"images": ["digits"], "cutoffs": []}, "image_datasets": {"digits": {}},
            "experiments": {"t": {"datasets": ["g"], "methods": ["den"], "pretrain_on": ["simulated"]}}}
     with pytest.raises(ConfigError, match=r"'simulated' needs a 'cnn_zoo' section with at least one entry "

@@ -336,6 +336,10 @@ def test_tuple_multisets_name_each_tuple_by_its_sorted_features():
     assert tuples.shape == (125, 3) and multisets.shape == (35, 3)
     np.testing.assert_array_equal(multisets[index], np.sort(tuples, axis=1))
     assert len({tuple(t) for t in multisets.tolist()}) == 35
+    wide = np.array([[0] * 8, [0] * 7 + [2], [0] * 7 + [511], [511] + [0] * 7], np.int32)  # r = 8, d = 512
+    multisets, index = (a.numpy() for a in _tuple_multisets(tf.constant(wide)))
+    np.testing.assert_array_equal(multisets[index], np.sort(wide, axis=1))
+    assert len(multisets) == 3
 
 
 @pytest.mark.parametrize("balanced", [False, True])

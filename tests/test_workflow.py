@@ -250,7 +250,7 @@ def test_an_evaluation_that_another_experiment_already_does_is_copied_not_rerun(
     copy bin's scores (under their own experiment), they do not fit the model again."""
     workdir = tmp_path / "wf"
     shutil.copytree(finished_run, workdir)
-    # (named to come after bin: the first experiment in config order computes a shared evaluation)
+    # (named to sort after bin: the first of the shared paths in sorted order computes the evaluation)
     again = {"datasets": ["g1", "g2"], "methods": ["lr"], "n_support": 30, "repeats": 1}
     changed = {**TINY, "experiments": {**TINY["experiments"], "bin_again": again}}
     config = workdir / "config" / "again.yaml"

@@ -414,7 +414,7 @@ def _show_warning(command, message, category, filename, lineno, file=None, line=
     """Print a warning as one line, "den predict: warning: ...", the package's own without the
     file and line it came from."""
     text = str(message) if issubclass(category, DENInputWarning) else \
-        warnings.formatwarning(message, category, filename, lineno, line).rstrip()
+        warnings.formatwarning(message, category, filename, lineno, line="").rstrip()
     print(f"den {command}: warning: {text}", file=sys.stderr if file is None else file)
 
 

@@ -177,7 +177,7 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
     if settings.chunk_rows is not None and (plain_value(settings.chunk_rows, "int") is None
                                             or settings.chunk_rows < 1):
         raise DENInputError(f"chunk_rows must be an integer >= 1 (leave it unset to choose it "
-                            f"from the number of features), got {settings.chunk_rows!r}")
+                            f"from the numbers of features and support rows), got {settings.chunk_rows!r}")
     variant = PRESETS[settings.preset]["variant"] if settings.variant is None else settings.variant
     if variant not in VARIANTS:
         raise DENInputError(f"variant must be one of {VARIANTS} (or None: the preset's), "
@@ -234,14 +234,15 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
 
 
 def check_support_size(den: DEN, n_rows: int, n_features: int, available: float | None = None) -> None:
-    """Refuse a support set whose tuple relevance (every pair of support rows, per feature
-    multiset) would need more memory than ``available`` bytes (default: what the machine has
-    free now), naming the most rows that fit; warn above ``LARGE_SUPPORT_ROWS`` rows.
+    """Refuse a support set whose tuple relevance or local embedding (kernels of every pair
+    of support rows, per feature multiset) would need more memory than ``available`` bytes
+    (default: what this process may still take, ``_available_memory``), naming a sample size
+    that fits in half of it; warn above ``LARGE_SUPPORT_ROWS`` rows.
 
     Raises:
         DENInputError: the support set is too large for this machine.
     """
-    if not den.config.tuple_relevance or n_rows <= LARGE_SUPPORT_ROWS:
+    if not (den.config.tuple_relevance or den.config.local_bandwidths):
         return
     multisets = len(np.unique(np.sort(den.tuples(n_features), axis=1), axis=0))
     need = RELEVANCE_PAIR_BYTES * multisets * float(n_rows) ** 2
@@ -255,21 +256,30 @@ def check_support_size(den: DEN, n_rows: int, n_features: int, available: float 
                             f"of support rows), and {available / 1e9:.0f} GB are free: fit on a "
                             f"sample of at most {fit} rows (e.g. X.sample({fit}, random_state=0) and "
                             f"the same rows of y); {advice}")
-    warnings.warn(f"a support set of {n_rows} rows: DEN's tuple relevance compares every pair of "
-                  f"support rows, so the fit takes about {need / 1e9:.1f} GB and time that grows "
-                  f"with the square of the rows; {advice}", DENInputWarning, stacklevel=3)
+    if n_rows > LARGE_SUPPORT_ROWS:
+            warnings.warn(f"a support set of {n_rows} rows: DEN's tuple relevance compares every pair "
+                      f"of support rows, so the fit takes about {need / 1e9:.1f} GB and time that "
+                      f"grows with the square of the rows; {advice}", DENInputWarning, stacklevel=3)
 
 
 def _available_memory() -> float | None:
-    """Bytes of memory free for a new allocation (Linux's MemAvailable), or None if unknown."""
+    """Bytes of memory this process may still take: Linux's MemAvailable, or less where a
+    control group (a container, a SLURM job) caps the memory (cgroup v2 memory.max less
+    memory.current); None where neither is known."""
+    free = []
     try:
         with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return float(line.split()[1]) * 1024
-    except OSError:
+            free += [float(line.split()[1]) * 1024 for line in meminfo if line.startswith("MemAvailable:")]
+    except (OSError, ValueError):
         pass
-    return None
+    try:
+        cgroup = Path("/sys/fs/cgroup")
+        limit = (cgroup / "memory.max").read_text().strip()
+        if limit != "max":
+            free.append(float(limit) - float((cgroup / "memory.current").read_text()))
+    except (OSError, ValueError):
+        pass
+    return min(free) if free else None
 
 
 def encode_query(encoder: TabularEncoder, X, estimator: str = "DENClassifier") -> np.ndarray:

@@ -207,6 +207,9 @@ def experiments(config: dict) -> dict[str, dict]:
         if other is not None and not set(full["datasets"]) & set(config["experiments"][other]["datasets"]):
             raise ConfigError(f"experiments.{name}.compare_to: {other!r} evaluates none of this "
                               f"experiment's datasets, so every paired improvement would be empty")
+        if other is not None and not set(full["methods"]) & set(config["experiments"][other]["methods"]):
+            raise ConfigError(f"experiments.{name}.compare_to: {other!r} evaluates none of this "
+                              f"experiment's methods, so every paired improvement would be empty")
         if other is not None:  # a paired improvement pairs the same splits of the same rows
             theirs = {**EXPERIMENT_DEFAULTS, **config["experiments"][other]}
             differ = [key for key in ("n_support", "max_query", "subtask_features", "subtasks")

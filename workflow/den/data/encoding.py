@@ -16,10 +16,10 @@ that text missing, with a ``DENInputWarning`` naming the column; a bound reads a
 ("<0.5" as 0.5, "3+" as 3, as detection limits and top-coded counts are written); a query
 category the support set did not hold is missing too, with a warning where a column has many.
 Features are float64, so a large offset (dates, YYYYMMDD codes, epoch milliseconds) keeps its
-resolution until the keypoints map it onto [0, 1]. Infinite values, values beyond float32
-range, complex numbers and values that are neither strings, booleans
-nor numbers (a dict) are errors that name the column; sparse matrices are an error (DEN needs
-dense input).
+resolution until the keypoints map it onto [0, 1] (a pre-training ``Task`` holds float32).
+Infinite values, values beyond float32 range, complex numbers and values that are neither
+strings, booleans nor numbers (a dict) are errors that name the column; sparse matrices are an
+error (DEN needs dense input).
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ import pandas as pd
 
 from den.errors import DENInputError, DENInputWarning
 
-# The largest magnitude DEN's float32 features hold; beyond it a value would become infinite.
+# The largest magnitude a pre-training task's float32 features (``den.data.tasks.Task``) hold;
+# beyond it a value would become infinite there, so no table may hold one.
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 # Texts that stand for "no value" in a column of numbers or dates (spreadsheets and UCI files
@@ -136,7 +137,8 @@ def _numeric_cell(v):
 
 def _bound(v) -> float | None:
     """The number of text that writes a bound, as lab values and counts do ("<0.5", ">=100",
-    "≤ 3", "3+"), else None."""
+    "≤ 3", "3+"), else None. A column is numbers, its bounds included, where at least half of
+    its values are plain numbers; a column of bands ("<=50", ">50") is categories."""
     if isinstance(v, str) and (match := _BOUND.fullmatch(v.strip())):
         return _number(match[1] or match[2])
     return None
@@ -236,6 +238,10 @@ class TabularEncoder:
                 self.empty.add(name)
                 continue
             numbers = pd.to_numeric(given.map(_numeric_cell), errors="coerce").notna()
+            plain = pd.to_numeric(given.map(lambda v: v if _bound(v) is None else None),
+                                  errors="coerce").notna()
+            if plain.mean() < 0.5:  # bands ("<=50", ">50", "18+") are categories, not numbers
+                numbers = plain
             if numbers.all():
                 continue  # numbers stored as objects/strings ("?" and the like missing)
             if all(_is_date(v) for v in given) and _parse_dates(given).notna().all():
@@ -314,7 +320,9 @@ class TabularEncoder:
                                         f"magnitude (or both as two columns)")
                 values = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
                 bad = series.notna().to_numpy() & np.isnan(values)
-                if bad.any() and name not in stray_text:
+                if name in stray_text:
+                    _warn_text(series, bad, what, name)
+                elif bad.any():
                     raise DENInputError(f"{what} column {name!r} has non-numeric value "
                                         f"{series[bad].iloc[0]!r} in a numeric column; give a "
                                         f"number there, or leave the cell empty (missing)")
@@ -332,6 +340,17 @@ class TabularEncoder:
 
     def fit_transform(self, x, what: str = "support features") -> np.ndarray:
         return self.fit(x, what).transform(x, what)
+
+
+def _warn_text(series: pd.Series, text: np.ndarray, what: str, name: str) -> None:
+    """Warn where ``UNSEEN_WARNING_SHARE`` or more of a numeric column's given values are text
+    (``text``: the cells read as missing), as ``_warn_unseen`` does for categories."""
+    given = series.notna().to_numpy()
+    if text.any() and text.sum() >= UNSEEN_WARNING_SHARE * given.sum():
+        values = list(dict.fromkeys(str(v) for v in series[text]))
+        shown = ", ".join(repr(v) for v in values[:3]) + (", ..." if len(values) > 3 else "")
+        warnings.warn(f"{what} column {name!r}: {text.sum()} of {given.sum()} values are text ({shown}) "
+                      f"in a column of numbers, read as missing", DENInputWarning, stacklevel=4)
 
 
 def _warn_unseen(series: pd.Series, codes: np.ndarray, categories: list, what: str, name: str) -> None:

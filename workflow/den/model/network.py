@@ -361,12 +361,9 @@ def _tuple_multisets(tuples):
     relevance is done once per multiset and gathered back to the tuples: exact, and with
     all r! orders of a few features among the tuples (every narrow task) several times less
     work."""
-    ordered = tf.sort(tuples, axis=1)
-    base = tf.cast(tf.reduce_max(ordered) + 1, tf.int64)  # d^r keys: no overflow below d = 2^15, r = 4
-    powers = base ** tf.range(tf.shape(ordered, out_type=tf.int64)[1])
-    key = tf.reduce_sum(tf.cast(ordered, tf.int64) * powers[None, :], axis=1)
-    keys, index = tf.unique(key, out_idx=tf.int32)
-    return tf.math.unsorted_segment_max(ordered, index, tf.size(keys)), index
+    multisets, index = tf.raw_ops.UniqueV2(x=tf.sort(tuples, axis=1), axis=tf.constant([0], tf.int64),
+                                           out_idx=tf.int32)
+    return multisets, index
 
 
 def _tuple_sq_distances(a, b, tuples):

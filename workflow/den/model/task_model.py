@@ -160,7 +160,9 @@ class TaskModel:
         Args:
             x_query: (m, ``n_inputs``) raw query features.
             chunk_rows: rows scored per call (bounds memory: about chunk_rows x T x 64
-                floats live at once); None chooses ``auto_chunk_rows(T, support rows)``.
+                floats live at once, and with the local embedding chunk_rows x support rows x
+                T); None chooses ``auto_chunk_rows`` for T and, with the local embedding, the
+                support rows.
 
         Returns:
             binary head: (m,) logits of class 1; multiclass: (m, L) class scores.
@@ -172,7 +174,8 @@ class TaskModel:
         if self.features is not None:
             x_query = x_query[:, self.features]
         if chunk_rows is None:
-            chunk_rows = auto_chunk_rows(len(self.tuples), len(self.y_support))
+            support = len(self.y_support) if self.den.config.local_bandwidths else CHUNK_SUPPORT_ROWS
+            chunk_rows = auto_chunk_rows(len(self.tuples), support)  # local: query x support x T
         if chunk_rows < 1:
             raise DENInputError(f"chunk_rows must be >= 1, got {chunk_rows}")
         kernel, missing = self.calibration_parameters()
