@@ -89,8 +89,11 @@ def test_flops_per_row_of_the_benchmark_model_by_hand():
 
 
 def _query_matmul_flops(den, n_query, d, n_support, n_classes):
-    """2 x multiply-adds of every matrix product in the query branch, from static shapes."""
+    """2 x multiply-adds of every matrix product in the query branch, from static shapes; the
+    one dimension the graph cannot know, the number U of distinct feature multisets among the
+    tuples (the local embedding's kernels are per multiset), is counted here with numpy."""
     net, tuples = den.network, tf.constant(den.tuples(d))
+    multisets = len(np.unique(np.sort(den.tuples(d), axis=1), axis=0))
     p0 = den.config.phi_units[0]
 
     @tf.function(input_signature=[tf.TensorSpec([n_query, d], tf.float32)])
@@ -107,10 +110,11 @@ def _query_matmul_flops(den, n_query, d, n_support, n_classes):
     flops = 0
     for op in query.get_concrete_function().graph.get_operations():
         if op.type in ("MatMul", "BatchMatMulV2"):
-            a = op.inputs[0].shape.as_list()
+            a = [multisets if n is None else n for n in op.inputs[0].shape.as_list()]
+            out = [multisets if n is None else n for n in op.outputs[0].shape.as_list()]
             transposed = op.get_attr("transpose_a" if op.type == "MatMul" else "adj_x")
             contracted = a[-2] if transposed else a[-1]
-            flops += 2 * int(np.prod(op.outputs[0].shape.as_list())) * contracted
+            flops += 2 * int(np.prod(out)) * contracted
     return flops
 
 
