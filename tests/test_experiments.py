@@ -292,8 +292,9 @@ def test_reference_keys_are_checked():
 
 def test_support_sizes_beyond_a_declared_dataset_and_empty_zoo_lists_are_config_errors():
     """A synthetic dataset declares its rows: an experiment's n_support must leave query rows,
-    said when the workflow is planned, not after its data is built. An empty cnn_zoo list is
-    named as such."""
+    said when the workflow is planned, not after its data is built; likewise a compare_to
+    without a shared method and a declared multiclass set among a binary head's pre-training
+    sets (without cuts). An empty cnn_zoo list is named as such."""
     config = {"datasets": {"g": {"source": "synthetic", "rows": 300}, "p": {"source": "sklearn"}},
               "methods": {"den": {"kind": "den"}},
               "experiments": {"t": {"datasets": ["g"], "methods": ["den"], "pretrain_on": ["p"],
@@ -310,6 +311,22 @@ def test_support_sizes_beyond_a_declared_dataset_and_empty_zoo_lists_are_config_
                                           "experiment's methods"):
         experiments(config)
     del config["experiments"]["u"]
+    # a set the config declares multiclass among a binary head's pre-training sets
+    config["datasets"]["m"] = {"source": "synthetic", "rows": 300, "classes": 3}
+    config["experiments"]["t"]["pretrain_on"] = ["p", "m"]
+    with pytest.raises(ConfigError, match="experiments.t: DEN's binary head would pre-train on 'm', which "
+                                          "has 3 classes; give the experiment head: multiclass"):
+        experiments(config)
+    config["experiments"]["t"]["pretrain"] = {"multiclass_cuts": 2}  # cut into binary tasks: fine
+    assert experiments(config)["t"]["pretrain_on"] == ["p", "m"]
+    config["experiments"]["t"]["pretrain"] = {}
+    config["experiments"]["t"]["head"] = "multiclass"
+    assert experiments(config)["t"]["head"] == "multiclass"
+    config["experiments"]["t"].update(head="binary", pretrain_on=["p"])
+    config["datasets"]["p"] = {"source": "sklearn", "name": "wine"}
+    with pytest.raises(ConfigError, match="would pre-train on 'p', which has 3 classes"):
+        experiments(config)
+    config["datasets"]["p"] = {"source": "sklearn"}
     zoo = {**config, "cnn_zoo": {"images": ["digits"], "cutoffs": []}, "image_datasets": {"digits": {}},
            "experiments": {"t": {"datasets": ["g"], "methods": ["den"], "pretrain_on": ["simulated"]}}}
     with pytest.raises(ConfigError, match=r"'simulated' needs a 'cnn_zoo' section with at least one entry "

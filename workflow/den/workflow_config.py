@@ -219,6 +219,7 @@ def experiments(config: dict) -> dict[str, dict]:
                                   f"({', '.join(f'{k} {full[k]} here, {theirs[k]} there' for k in differ)}), "
                                   f"so its scores do not pair with this experiment's; give both the same")
         _check_reference(name, full)
+        _check_binary_pretraining(name, full, config)
         _check_overrides(name, full, config)
         if leave_one_out(full) and len(full["datasets"]) < 2:
             raise ConfigError(f"experiments.{name}: leave-one-dataset-out needs >= 2 datasets "
@@ -239,6 +240,42 @@ def _check_overrides(name: str, full: dict, config: dict) -> None:
             raise ConfigError(f"experiments.{name}.{section}: covariates_min {merged['covariates_min']} "
                               f"> covariates_max {merged['covariates_max']} (merged over the top-level "
                               f"'{section}')")
+
+
+# Classes of the bundled scikit-learn sets (``den.data.sources.SKLEARN_DATASETS``).
+SKLEARN_CLASSES = {"breast_cancer": 2, "wine": 3, "iris": 3, "digits": 10}
+
+
+def declared_classes(config: dict, dataset: str) -> int | None:
+    """The number of classes a dataset's config entry fixes (a synthetic set's ``classes``,
+    default 2; a bundled scikit-learn set's own), or None where only its data tells."""
+    spec = (config.get("datasets") or {}).get(dataset)
+    if not spec:
+        return None
+    if spec.get("source") == "synthetic":
+        return int(spec.get("classes", 2))
+    if spec.get("source") == "sklearn":
+        return SKLEARN_CLASSES.get(spec.get("name", dataset))
+    return None
+
+
+def _check_binary_pretraining(name: str, full: dict, config: dict) -> None:
+    """DEN's binary head pre-trains on two-class tasks only, unless the pre-training cuts
+    multiclass sets into binary tasks: a set the config declares multiclass among an
+    experiment's pre-training sets is an error at planning, not when its job runs."""
+    if full["head"] != "binary":
+        return
+    pretrain = pretrain_params(config, 0, full)
+    if pretrain.get("multiclass_cuts") or pretrain.get("one_vs_rest_cuts"):
+        return
+    for held_out in _held_outs(full):
+        for dataset in training_datasets(config, full, held_out):
+            classes = declared_classes(config, dataset)
+            if classes is not None and classes > 2:
+                raise ConfigError(f"experiments.{name}: DEN's binary head would pre-train on "
+                                  f"{dataset!r}, which has {classes} classes; give the experiment "
+                                  f"head: multiclass (and metric: accuracy), leave {dataset!r} out, or "
+                                  f"cut multiclass sets into binary tasks (pretrain.multiclass_cuts)")
 
 
 def _check_reference(name: str, full: dict) -> None:
