@@ -531,3 +531,60 @@ def test_small_predictions_run_eagerly_with_the_compiled_results(config, monkeyp
     want = TaskModel(den, xs, ys).predict_logits(xq)
     assert den.query_fn.experimental_get_tracing_count() == 1
     np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_programmatic_api_names_what_is_wrong(tmp_path, binary_task):
+    """TaskModel, finetune, pretrain, make_task, DEN.load and DEN.save used directly (a
+    researcher's path, not DENClassifier): each bad argument is a DENInputError/ValueError that
+    names it, not a raw numpy or TensorFlow error or a silently meaningless model."""
+    import contextlib
+    import io
+
+    from den.errors import DENInputError, DENModelError
+    from den.train.pretrain import PretrainConfig, pretrain
+
+    model = DEN(ModelConfig(**SMALL))
+    (xs, ys), (xq, _) = split(binary_task)
+    bad_models = [
+        (lambda: TaskModel("m.npz", xs, ys), "TaskModel needs a pre-trained DEN .* not a str"),
+        (lambda: TaskModel(model, xs, ys - 1), "class codes 0..L-1 of at least one row, got -1"),
+        (lambda: TaskModel(model, xs, np.zeros(len(ys), int)),
+         "has 1 class\\(es\\); DEN needs .* two classes"),
+        (lambda: TaskModel(model, xs, np.where(ys == 1, np.nan, 0.0)), "missing or fractional"),
+        (lambda: TaskModel(model, xs, ys.astype(str)), "integer class codes 0..L-1, got <U"),
+        (lambda: TaskModel(model, xs, ys * 3, n_classes=2), "0..n_classes-1 = 0..1, got 3"),
+        (lambda: TaskModel(model, np.where(np.arange(len(xs))[:, None] == 0, np.inf, xs), ys),
+         "support feature 0 has infinite values"),
+        (lambda: TaskModel(model, xs, ys, x_unlabeled=xq[:, :1]), "x_unlabeled must have the support's"),
+    ]
+    for make, message in bad_models:
+        with pytest.raises(DENInputError, match=message):
+            make()
+    tm = TaskModel(model, xs, ys.astype(float))  # whole-number floats are class codes
+    with pytest.raises(DENInputError, match="chunk_rows must be an integer >= 1, got 3.5"):
+        tm.predict_proba(xq, chunk_rows=3.5)
+    with pytest.raises(DENInputError, match="finetune's config must be a FinetuneConfig .* not a dict"):
+        finetune(tm, {"epochs": 1})
+    with pytest.raises(DENInputError, match="would ignore ensemble, network_steps; use "
+                                            "den.train.finetune.fit_task"):
+        finetune(tm, FinetuneConfig(ensemble=2, network_steps=5))
+    task = make_task("t", 60, 3, seed=1)
+    with pytest.raises(DENInputError, match="got the one task 't': pass \\[task\\]"):
+        pretrain(task, ModelConfig(**SMALL), PretrainConfig(steps=1))
+    with pytest.raises(ValueError, match="progress must be a stream, None .* got 'stdout2'"):
+        pretrain([task], ModelConfig(**SMALL), PretrainConfig(steps=1), progress="stdout2")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        pretrain([task], ModelConfig(**SMALL), PretrainConfig(steps=1, query_rows=8, support_rows=8),
+                 progress="stdout")
+    assert "pretrain" in out.getvalue()
+    with pytest.raises(ValueError, match="at least 1 row and 1 feature, got n_rows=10, n_features=0"):
+        make_task("x", 10, 0, seed=0)
+    text = tmp_path / "notes.npz"
+    text.write_text("not a model")
+    with pytest.raises(DENModelError, match="notes.npz' is not a DEN model file") as error:
+        DEN.load(text)
+    assert "allow_pickle" not in str(error.value)
+    with pytest.raises(IsADirectoryError, match="is a directory; give the path of a file"):
+        model.save(tmp_path)
+

@@ -129,25 +129,10 @@ def load_model(model: str | os.PathLike | DEN) -> DEN:
         stat = path.stat()
         key = (str(path.resolve()), stat.st_mtime, stat.st_size)
     except OSError:
-        return _load(path)  # raises DENModelError naming the path
+        return DEN.load(path)  # raises DENModelError naming the path
     if key not in _LOADED:
-        _LOADED[key] = _load(path)
+        _LOADED[key] = DEN.load(path)
     return _LOADED[key]
-
-
-def _load(path: Path) -> DEN:
-    """``DEN.load``, whose error for a file that is not an .npz archive of plain arrays (text,
-    a pickle, object arrays) would quote numpy's advice to allow pickles: a DEN model file
-    never needs them, so say it is not one."""
-    try:
-        return DEN.load(path)
-    except DENModelError as err:
-        if "allow_pickle" not in str(err):
-            raise
-        raise DENModelError(f"{str(path)!r} is not a DEN model file (a DEN model is an .npz archive "
-                            f"of plain arrays; a DENClassifier saved with pickle or joblib is loaded "
-                            f"with pickle.load or joblib.load); give the .npz file written by "
-                            f"`den pretrain` (or DEN.save)") from err
 
 
 def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: str = "support",

@@ -35,6 +35,9 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb"):
         the open file object.
     """
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{str(path)!r} is a directory; give the path of a file to write "
+                                f"(e.g. {str(path / 'out')!r} with its extension)")
     if _is_special(path):
         with open(path, mode) as handle:
             yield handle

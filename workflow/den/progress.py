@@ -18,9 +18,18 @@ def format_duration(seconds: float) -> str:
 
 
 def progress_stream(stream: TextIO | None | str) -> TextIO | None:
-    """The stream ``stream`` names: "stderr" is ``sys.stderr`` now (a redirection of stderr,
-    e.g. to a job's log, is followed); None stays None (silent)."""
-    return sys.stderr if stream == "stderr" else stream
+    """The stream ``stream`` names: "stderr" and "stdout" are ``sys.stderr`` and ``sys.stdout``
+    now (a redirection, e.g. to a job's log, is followed); None stays None (silent); any other
+    text is an error, as an object without ``write`` is."""
+    if isinstance(stream, str):
+        if stream not in ("stderr", "stdout"):
+            raise ValueError(f"progress must be a stream, None (silent), 'stderr' or 'stdout', "
+                             f"got {stream!r}")
+        return getattr(sys, stream)
+    if stream is not None and not callable(getattr(stream, "write", None)):
+        raise ValueError(f"progress must be a stream (with a write method), None (silent), 'stderr' or "
+                         f"'stdout', got a {type(stream).__name__}")
+    return stream
 
 
 class Progress:

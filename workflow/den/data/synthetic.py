@@ -65,6 +65,9 @@ def make_task(name: str, n_rows: int, n_features: int, n_classes: int = 2, *,
     """
     if n_classes < 2:
         raise ValueError("a task needs at least 2 classes")
+    if n_rows < 1 or n_features < 1:
+        raise ValueError(f"a task needs at least 1 row and 1 feature, got n_rows={n_rows}, "
+                         f"n_features={n_features}")
     rng = np.random.default_rng(seed)
     d = n_features
     y = rng.integers(0, n_classes, size=n_rows)

@@ -40,8 +40,10 @@ class Task:
             col = int(np.nonzero(np.isinf(self.x).any(axis=0))[0][0])
             raise ValueError(f"task {self.name!r}: feature {self.feature_name(col)!r} has infinite "
                              f"values; replace them by NaN (missing) or finite numbers")
-        if self.y.size and (self.y.min() < 0 or not np.issubdtype(self.y.dtype, np.integer)):
-            raise ValueError(f"task {self.name!r}: labels must be integers 0..L-1")
+        if self.y.size and (not np.issubdtype(self.y.dtype, np.integer) or self.y.min() < 0):
+            raise ValueError(f"task {self.name!r}: labels must be integers 0..L-1, got "
+                             f"{self.y.dtype} labels such as {self.y[0]!r} (den.data.encoding."
+                             f"encode_labels maps labels of any type to 0..L-1)")
         self.y = self.y.astype(np.int32)
         if self.feature_names is None:
             self.feature_names = [f"f{j}" for j in range(self.n_features)]

@@ -353,10 +353,19 @@ class DEN:
         hint = "pre-train one with `python -m den pretrain` or check the path"
         if not path.is_file():
             raise DENModelError(f"DEN model {str(path)!r} does not exist; {hint}")
+        not_a_model = DENModelError(
+            f"{str(path)!r} is not a DEN model file (a DEN model is an .npz archive of plain arrays; "
+            f"a DENClassifier saved with pickle or joblib is loaded with pickle.load or joblib.load); "
+            f"give the .npz file written by `den pretrain` (or DEN.save)")
+        with open(path, "rb") as handle:
+            if handle.read(4) != b"PK\x03\x04":  # an .npz file is a zip archive: text, a pickle
+                raise not_a_model
         try:
             with np.load(path, allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
         except Exception as err:  # zip/npy errors come in many types
+            if "allow_pickle" in str(err):  # object arrays: numpy's advice would be to unpickle them
+                raise not_a_model from err
             raise DENModelError(f"DEN model {str(path)!r} is not readable as a DEN model file "
                                 f"({type(err).__name__}: {err}); {hint}") from err
         if str(arrays.pop(_FORMAT_KEY, "")) != FORMAT:

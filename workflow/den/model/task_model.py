@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from den._tf import tf
-from den.errors import DENInputError
+from den.errors import DENInputError, plain_value
 from den.model.calibration import fit_keypoints, to_unit
 from den.model.den import DEN
 
@@ -32,6 +32,28 @@ def auto_chunk_rows(n_tuples: int, n_support: int = CHUNK_SUPPORT_ROWS) -> int:
     support = max(CHUNK_SUPPORT_ROWS, n_support)
     rows = TUPLE_ROWS_PER_CHUNK * CHUNK_SUPPORT_ROWS // (max(1, n_tuples) * support)
     return int(min(65536, max(32 if n_support <= CHUNK_SUPPORT_ROWS else 1, rows)))
+
+
+def _class_codes(y) -> np.ndarray:
+    """Support labels as int64 class codes 0..L-1 (whole-number floats too).
+
+    Raises:
+        DENInputError: missing, negative, fractional or non-numeric labels, or none at all.
+    """
+    y = np.asarray(y)
+    codes = "den.data.encoding.encode_labels maps labels of any type to 0..L-1"
+    if y.dtype.kind == "f":
+        if not np.isfinite(y).all() or (y != np.floor(y)).any():
+            raise DENInputError(f"support labels must be class codes 0..L-1; got missing or fractional "
+                                f"values ({codes})")
+        y = y.astype(np.int64)
+    if y.dtype.kind not in "iu":
+        raise DENInputError(f"support labels must be integer class codes 0..L-1, got {y.dtype} labels "
+                            f"({codes})")
+    if y.size == 0 or y.min() < 0:
+        raise DENInputError(f"support labels must be class codes 0..L-1 of at least one row, got "
+                            f"{'none' if y.size == 0 else int(y.min())} ({codes})")
+    return y
 
 
 class TaskModel:
@@ -76,14 +98,31 @@ class TaskModel:
             features: indices of the columns to read (e.g. ``informative_features`` of the
                 support rows); None reads all.
         """
+        if not isinstance(den, DEN):
+            raise DENInputError(f"TaskModel needs a pre-trained DEN (den.model.den.DEN, e.g. "
+                                f"DEN.load(path)), not a {type(den).__name__}")
         self.den = den
         x_support = np.asarray(x_support, dtype=np.float64)
-        y_support = np.asarray(y_support)
+        y_support = _class_codes(y_support)
         if x_support.ndim != 2 or x_support.shape[1] < 1:
             raise DENInputError(f"support features must be a 2-d array with at least one column, "
                                 f"got shape {x_support.shape}")
         if y_support.shape != (x_support.shape[0],):
             raise DENInputError(f"{x_support.shape[0]} support rows but {y_support.shape} labels")
+        if np.isinf(x_support).any():
+            raise DENInputError(f"support feature {int(np.nonzero(np.isinf(x_support).any(axis=0))[0][0])} "
+                                f"has infinite values; replace them by NaN (missing) or finite numbers")
+        if len(np.unique(y_support)) < 2:
+            raise DENInputError(f"the support set has {len(np.unique(y_support))} class(es); DEN needs "
+                                f"labelled rows of at least two classes")
+        if n_classes is not None and not y_support.max() < n_classes:
+            raise DENInputError(f"support labels must be class codes 0..n_classes-1 = 0..{n_classes - 1}, "
+                                f"got {int(y_support.max())}")
+        if x_unlabeled is not None:
+            x_unlabeled = np.asarray(x_unlabeled, dtype=np.float64)
+            if x_unlabeled.ndim != 2 or x_unlabeled.shape[1] != x_support.shape[1]:
+                raise DENInputError(f"x_unlabeled must have the support's {x_support.shape[1]} columns, "
+                                    f"got shape {x_unlabeled.shape}")
         self.n_inputs = int(x_support.shape[1])
         self.features = None
         if features is not None:
@@ -103,7 +142,7 @@ class TaskModel:
             span = x_support if x_unlabeled is None else np.vstack(
                 [x_support, np.asarray(x_unlabeled, dtype=np.float64)])
             keypoints = fit_keypoints(span, den.config.n_keypoints, den.config.keypoint_placement)
-        elif keypoints.shape != (x_support.shape[1], den.config.n_keypoints):
+        elif np.shape(keypoints) != (x_support.shape[1], den.config.n_keypoints):
             raise DENInputError(f"keypoints must have shape (d, K) = "
                                 f"{(x_support.shape[1], den.config.n_keypoints)}, got {keypoints.shape}")
         self.keypoints = np.asarray(keypoints, dtype=np.float64)
@@ -176,8 +215,8 @@ class TaskModel:
         if chunk_rows is None:
             support = len(self.y_support) if self.den.config.local_bandwidths else CHUNK_SUPPORT_ROWS
             chunk_rows = auto_chunk_rows(len(self.tuples), support)  # local: query x support x T
-        if chunk_rows < 1:
-            raise DENInputError(f"chunk_rows must be >= 1, got {chunk_rows}")
+        if plain_value(chunk_rows, "int") is None or chunk_rows < 1:
+            raise DENInputError(f"chunk_rows must be an integer >= 1, got {chunk_rows!r}")
         kernel, missing = self.calibration_parameters()
         context_fn, query_fn = self.den.prediction_functions(x_query.shape[0] * len(self.tuples))
         tuples = tf.constant(self.tuples)

@@ -15,7 +15,7 @@ import dataclasses
 import numpy as np
 
 from den._tf import tf
-from den.errors import DENError, DENModelError
+from den.errors import DENError, DENInputError, DENModelError
 from den.model.task_model import TaskModel
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS
 from den.train.config import FinetuneConfig
@@ -34,15 +34,36 @@ def adapt_config(seed: int = 0, ensemble: int = 1, steps: int = ADAPT_NETWORK_ST
                           network_learning_rate=learning_rate, network_one_vs_rest=one_vs_rest)
 
 
+# FinetuneConfig settings that act across task models (members, feature subsets, held-out
+# epochs, network adaptation): ``fit_task`` applies them, ``finetune`` (one model) cannot.
+_FIT_TASK_SETTINGS = ("ensemble", "early_stopping", "feature_counts", "network_steps")
+
+
 def finetune(task_model: TaskModel, config: FinetuneConfig | None = None) -> list[float]:
-    """Fine-tune ``task_model``'s calibration on its support set, in place.
+    """Fine-tune ``task_model``'s calibration on its support set, in place: the paper's
+    fine-tuning (``epochs`` x ``steps_per_epoch`` steps at ``learning_rate``, ``seed``, and
+    ``output_scaling``).
 
     A model without a calibration block (``use_calibration=False``) is left unchanged.
 
     Returns:
         the loss of every step.
+
+    Raises:
+        DENInputError: ``config`` is no ``FinetuneConfig``, or sets what only ``fit_task``
+            applies (an ensemble, early stopping, feature counts, network adaptation).
     """
-    return _finetune_rows(task_model, config or FinetuneConfig())[0]
+    config = FinetuneConfig() if config is None else config
+    if not isinstance(config, FinetuneConfig):
+        raise DENInputError(f"finetune's config must be a FinetuneConfig (or None: the defaults), not "
+                            f"a {type(config).__name__}; e.g. FinetuneConfig(**settings)")
+    default = FinetuneConfig()
+    beyond = [name for name in _FIT_TASK_SETTINGS if getattr(config, name) != getattr(default, name)]
+    if beyond:
+        raise DENInputError(f"finetune fine-tunes one task model's calibration and would ignore "
+                            f"{', '.join(beyond)}; use den.train.finetune.fit_task(den, x_support, "
+                            f"y_support, n_classes, config), which applies them")
+    return _finetune_rows(task_model, config)[0]
 
 
 def _finetune_rows(task_model: TaskModel, config: FinetuneConfig,
@@ -245,7 +266,7 @@ def fine_tuned_models(den, x_support: np.ndarray, y_support: np.ndarray, n_class
     for j in range(config.ensemble):
         task_model = TaskModel(den, x_support, y_support, n_classes, x_unlabeled=x_unlabeled)
         run = dataclasses.replace(config, seed=config.seed + j)
-        losses.append(finetune(task_model, run) + adapt_network(task_model, run))
+        losses.append(_finetune_rows(task_model, run)[0] + adapt_network(task_model, run))
         models.append(task_model)
     return models, losses
 

@@ -198,6 +198,9 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
         if not isinstance(value, kind):
             raise DENInputError(f"pretrain's {name} must be a {kind.__name__} (or None: the defaults), "
                                 f"not a {type(value).__name__}; e.g. {kind.__name__}(**settings)")
+    if isinstance(tasks, Task):
+        raise DENInputError(f"pretrain's tasks must be a list of tasks; got the one task {tasks.name!r}: "
+                            f"pass [task]")
     tasks = None if isinstance(tasks, (str, bytes)) else list(tasks)  # a generator, once
     if tasks is None or not all(isinstance(t, Task) for t in tasks):
         raise DENInputError("pretrain's tasks must be a list of den.data.tasks.Task (e.g. from "
