@@ -573,8 +573,9 @@ def test_text_among_numbers_is_missing_with_a_warning_and_bounds_are_numbers():
                                             "colour": ["blue"] * 5}))
     np.testing.assert_allclose(query[:3, 0], [1.234, 7.77, 10.0])
     assert np.isnan(query[3:, 0]).all()
-    with pytest.warns(DENInputWarning, match=r"query features column 'crp': 2 of 2 values are text "
-                                             r"\('positive', 'negative'\) in a column of numbers"):
+    with pytest.warns(DENInputWarning, match=r"query features column 'crp': 2 of 2 values are text in "
+                                             r"a column of numbers \('positive', 'negative'\), read as "
+                                             r"missing"):
         encoder.transform(pd.DataFrame({"crp": ["positive", "negative"], "colour": ["red"] * 2}))
     bands = TabularEncoder().fit(pd.DataFrame({"age": ["<=50", ">50", "18+", "<=50"]}))
     assert bands.categories == {"age": ["18+", "<=50", ">50"]}  # bands are categories, not 50, 50, 18

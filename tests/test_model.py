@@ -568,6 +568,11 @@ def test_the_programmatic_api_names_what_is_wrong(tmp_path, binary_task):
     with pytest.raises(DENInputError, match="would ignore ensemble, network_steps; use "
                                             "den.train.finetune.fit_task"):
         finetune(tm, FinetuneConfig(ensemble=2, network_steps=5))
+    from den.data.tasks import Task
+
+    with pytest.raises(DENInputError, match="task 's': labels must be integer class codes 0..L-1, got <U"):
+        Task("s", xs, ys.astype(str))  # the one check of class codes, shared with TaskModel
+    assert Task("s", xs, ys.astype(float)).y.dtype == np.int32
     task = make_task("t", 60, 3, seed=1)
     with pytest.raises(DENInputError, match="got the one task 't': pass \\[task\\]"):
         pretrain(task, ModelConfig(**SMALL), PretrainConfig(steps=1))

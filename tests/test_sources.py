@@ -271,3 +271,16 @@ def test_puzzles_split_by_file_gives_support_from_one_file_and_query_from_the_ot
         load_tabular("puzzles", {**spec, "split": "puzzles"}, cache_dir=tmp_path)
     with pytest.raises(DENDataError, match="no feature column 'stars'"):
         load_tabular("puzzles", {**spec, "drop": ["stars"]}, cache_dir=tmp_path)
+
+
+def test_the_class_counts_a_config_is_checked_against_are_the_bundled_sets_own():
+    """den.workflow_config.declared_classes reads SKLEARN_CLASSES, not the data: each count must
+    be what scikit-learn's set holds."""
+    from sklearn import datasets
+
+    from den.data.sources import SKLEARN_CLASSES, SKLEARN_DATASETS
+
+    assert SKLEARN_DATASETS == tuple(SKLEARN_CLASSES)
+    for name, classes in SKLEARN_CLASSES.items():
+        assert len(np.unique(getattr(datasets, f"load_{name}")().target)) == classes, name
+

@@ -121,10 +121,10 @@ def predict_flops_per_row(config, n_features: int = D, n_support: int = 50, n_cl
     elementwise work (bias, ReLU, exp, log, the calibration's interpolation, the mean over
     tuples, gated pooling's log-mean-exp) are left out, so the achieved rate it gives is a lower bound.
     """
-    from den.model.tuples import feature_tuples
+    from den.model.tuples import count_multisets, feature_tuples
 
     tuples = feature_tuples(n_features, config.order, config.seed, config.max_tuples, config.min_tuples)
-    t, u = len(tuples), len(np.unique(np.sort(tuples, axis=1), axis=0))
+    t, u = len(tuples), count_multisets(tuples)
     phi = list(config.phi_units)
     macs = t * config.order * phi[0] + t * sum(a * b for a, b in zip(phi[:-1], phi[1:]))
     macs += phi[-1] * phi[-1]

@@ -23,6 +23,7 @@ import numpy as np
 from den.data.encoding import FeatureCountError, TabularEncoder, encode_labels
 from den.errors import DENInputError, DENInputWarning, DENModelError, name_settings, plain_value
 from den.model.den import DEN
+from den.model.tuples import count_multisets
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRESETS, shipped_model_path
 from den.train.finetune import FinetuneConfig, FittedTask, adapt_config, fit_task
 
@@ -229,7 +230,7 @@ def check_support_size(den: DEN, n_rows: int, n_features: int, available: float 
     """
     if not (den.config.tuple_relevance or den.config.local_bandwidths):
         return
-    multisets = len(np.unique(np.sort(den.tuples(n_features), axis=1), axis=0))
+    multisets = count_multisets(den.tuples(n_features))
     need = RELEVANCE_PAIR_BYTES * multisets * float(n_rows) ** 2
     available = _available_memory() if available is None else available
     advice = ("DEN was pre-trained on support sets of 25-128 rows, and a table this large suits a "
@@ -242,7 +243,7 @@ def check_support_size(den: DEN, n_rows: int, n_features: int, available: float 
                             f"sample of at most {fit} rows (e.g. X.sample({fit}, random_state=0) and "
                             f"the same rows of y); {advice}")
     if n_rows > LARGE_SUPPORT_ROWS:
-            warnings.warn(f"a support set of {n_rows} rows: DEN's tuple relevance compares every pair "
+        warnings.warn(f"a support set of {n_rows} rows: DEN's tuple relevance compares every pair "
                       f"of support rows, so the fit takes about {need / 1e9:.1f} GB and time that "
                       f"grows with the square of the rows; {advice}", DENInputWarning, stacklevel=3)
 

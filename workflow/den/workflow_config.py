@@ -242,10 +242,6 @@ def _check_overrides(name: str, full: dict, config: dict) -> None:
                               f"'{section}')")
 
 
-# Classes of the bundled scikit-learn sets (``den.data.sources.SKLEARN_DATASETS``).
-SKLEARN_CLASSES = {"breast_cancer": 2, "wine": 3, "iris": 3, "digits": 10}
-
-
 def declared_classes(config: dict, dataset: str) -> int | None:
     """The number of classes a dataset's config entry fixes (a synthetic set's ``classes``,
     default 2; a bundled scikit-learn set's own), or None where only its data tells."""
@@ -255,6 +251,8 @@ def declared_classes(config: dict, dataset: str) -> int | None:
     if spec.get("source") == "synthetic":
         return int(spec.get("classes", 2))
     if spec.get("source") == "sklearn":
+        from den.data.sources import SKLEARN_CLASSES
+
         return SKLEARN_CLASSES.get(spec.get("name", dataset))
     return None
 
@@ -520,7 +518,11 @@ def score_index(config: dict, model_files: dict[str, str]) -> dict[str, str]:
                     for repeat in range(spec["repeats"]):
                         key = json.dumps([protocol, dataset, repeat, models], sort_keys=True)
                         alike.setdefault(key, []).append(score_file(name, setting, method, dataset, repeat))
-    return {path: min(paths) for paths in alike.values() for path in paths if path != min(paths)}
+    index = {}
+    for paths in alike.values():
+        first = min(paths)
+        index.update((path, first) for path in paths if path != first)
+    return index
 
 
 def member_files(config: dict, path: str, kind: str) -> list[str]:

@@ -237,11 +237,10 @@ class TabularEncoder:
             if given.empty:  # nothing but "?" and the like
                 self.empty.add(name)
                 continue
-            numbers = pd.to_numeric(given.map(_numeric_cell), errors="coerce").notna()
-            plain = pd.to_numeric(given.map(lambda v: v if _bound(v) is None else None),
-                                  errors="coerce").notna()
-            if plain.mean() < 0.5:  # bands ("<=50", ">50", "18+") are categories, not numbers
-                numbers = plain
+            bound = given.map(_bound).notna()
+            numbers = pd.to_numeric(given.mask(bound).map(_numeric_cell), errors="coerce").notna()
+            if numbers.mean() >= 0.5:  # bounds count beside plain numbers; bands ("<=50", ">50",
+                numbers |= bound       # "18+") alone are categories
             if numbers.all():
                 continue  # numbers stored as objects/strings ("?" and the like missing)
             if all(_is_date(v) for v in given) and _parse_dates(given).notna().all():
@@ -251,10 +250,9 @@ class TabularEncoder:
             if numbers.mean() >= NUMERIC_SHARE and all(isinstance(v, str) for v in texts):
                 # numbers with a few cells of other text
                 self.stray_text[name] = sorted({str(v) for v in texts})
-                shown = ", ".join(repr(v) for v in self.stray_text[name][:3])
-                more = "" if len(self.stray_text[name]) <= 3 else ", ..."
                 warnings.warn(f"{what} column {name!r}: {len(texts)} of {len(given)} values are text "
-                              f"among numbers ({shown}{more}); they are read as missing values. "
+                              f"among numbers ({_listed(self.stray_text[name])}); they are read as "
+                              f"missing values. "
                               f"To keep what they say, write them as numbers; to silence this, "
                               f"write them as '?'", DENInputWarning, stacklevel=3)
                 continue
@@ -342,34 +340,43 @@ class TabularEncoder:
         return self.fit(x, what).transform(x, what)
 
 
+def _listed(values: list) -> str:
+    """The first three of ``values`` as a message lists them: 'a', 'b', 'c', ..."""
+    return ", ".join(repr(v) for v in values[:3]) + (", ..." if len(values) > 3 else "")
+
+
+def _warn_missing(series: pd.Series, lost: np.ndarray, given: np.ndarray, what: str, name: str,
+                  kind: str, hint=lambda values: "") -> None:
+    """Warn where ``UNSEEN_WARNING_SHARE`` or more of a column's ``given`` values are ``lost``
+    (read as missing), naming the column, the share, a few of the values and what they are
+    (``kind``), then ``hint(values)`` (the lost values' texts, once each)."""
+    if not lost.any() or lost.sum() < UNSEEN_WARNING_SHARE * given.sum():
+        return
+    values = list(dict.fromkeys(str(v) for v in series[lost]))
+    warnings.warn(f"{what} column {name!r}: {lost.sum()} of {given.sum()} values are {kind} "
+                  f"({_listed(values)}), read as missing{hint(values)}", DENInputWarning, stacklevel=4)
+
+
 def _warn_text(series: pd.Series, text: np.ndarray, what: str, name: str) -> None:
-    """Warn where ``UNSEEN_WARNING_SHARE`` or more of a numeric column's given values are text
-    (``text``: the cells read as missing), as ``_warn_unseen`` does for categories."""
-    given = series.notna().to_numpy()
-    if text.any() and text.sum() >= UNSEEN_WARNING_SHARE * given.sum():
-        values = list(dict.fromkeys(str(v) for v in series[text]))
-        shown = ", ".join(repr(v) for v in values[:3]) + (", ..." if len(values) > 3 else "")
-        warnings.warn(f"{what} column {name!r}: {text.sum()} of {given.sum()} values are text ({shown}) "
-                      f"in a column of numbers, read as missing", DENInputWarning, stacklevel=4)
+    """Warn where many of a numeric column's given values are text (``text``: the cells read
+    as missing), as ``_warn_unseen`` does for categories."""
+    _warn_missing(series, text, series.notna().to_numpy(), what, name, "text in a column of numbers")
 
 
 def _warn_unseen(series: pd.Series, codes: np.ndarray, categories: list, what: str, name: str) -> None:
-    """Warn where ``UNSEEN_WARNING_SHARE`` or more of a column's given values are categories the
-    support set did not hold (``codes`` NaN where ``series`` has a value), naming a few and any
-    that match a known category apart from case and spaces ('RED' for 'red')."""
+    """Warn where many of a column's given values are categories the support set did not hold
+    (``codes`` NaN where ``series`` has a value), naming a few and any that match a known
+    category apart from case and spaces ('RED' for 'red')."""
     given = _without_markers(series).notna().to_numpy()
-    unseen = given & np.isnan(codes)
-    if not unseen.any() or unseen.sum() < UNSEEN_WARNING_SHARE * given.sum():
-        return
-    values = list(dict.fromkeys(str(v) for v in series[unseen]))
     known = {str(c).strip().lower(): str(c) for c in categories}
-    near = [f"{v!r} for {known[v.strip().lower()]!r}" for v in values if v.strip().lower() in known]
-    hint = f"; some differ from a support category only in case or spaces ({', '.join(near[:3])})" \
-        if near else ""
-    shown = ", ".join(repr(v) for v in values[:3]) + (", ..." if len(values) > 3 else "")
-    warnings.warn(f"{what} column {name!r}: {unseen.sum()} of {given.sum()} values are categories "
-                  f"the support set did not have ({shown}), read as missing{hint}",
-                  DENInputWarning, stacklevel=4)
+
+    def near(values: list[str]) -> str:
+        alike = [f"{v!r} for {known[v.strip().lower()]!r}" for v in values if v.strip().lower() in known]
+        return f"; some differ from a support category only in case or spaces ({', '.join(alike[:3])})" \
+            if alike else ""
+
+    _warn_missing(series, given & np.isnan(codes), given, what, name,
+                  "categories the support set did not have", near)
 
 
 def _check_unique(columns: list[str], what: str) -> None:

@@ -33,7 +33,10 @@ import numpy as np
 from den.data.tasks import Task
 from den.errors import DENError
 
-SKLEARN_DATASETS = ("breast_cancer", "wine", "iris", "digits")
+# The bundled scikit-learn sets and their numbers of classes (which a config can be checked
+# against before any data is loaded, ``den.workflow_config.declared_classes``).
+SKLEARN_CLASSES = {"breast_cancer": 2, "wine": 3, "iris": 3, "digits": 10}
+SKLEARN_DATASETS = tuple(SKLEARN_CLASSES)
 PUZZLES_SPLITS = ("rows", "files")
 TABULAR_SOURCES = ("sklearn", "csv", "synthetic", "openml", "puzzles")
 # The Puzzles data of the TensorFlow Lattice aggregate-function tutorial: review rows of two

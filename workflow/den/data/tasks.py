@@ -6,6 +6,30 @@ import dataclasses
 
 import numpy as np
 
+from den.errors import DENInputError
+
+
+def class_codes(y, what: str = "labels") -> np.ndarray:
+    """Labels as int64 class codes 0..L-1: integers, or floats that are whole numbers.
+
+    Raises:
+        DENInputError (a ValueError): missing, negative, fractional or non-numeric labels, or
+            none at all; the message starts with ``what``.
+    """
+    y = np.asarray(y)
+    hint = "den.data.encoding.encode_labels maps labels of any type to 0..L-1"
+    if y.dtype.kind == "f":
+        if not np.isfinite(y).all() or (y != np.floor(y)).any():
+            raise DENInputError(f"{what} must be class codes 0..L-1; got missing or fractional "
+                                f"values ({hint})")
+        y = y.astype(np.int64)
+    if y.dtype.kind not in "iu":
+        raise DENInputError(f"{what} must be integer class codes 0..L-1, got {y.dtype} labels ({hint})")
+    if y.size == 0 or y.min() < 0:
+        raise DENInputError(f"{what} must be class codes 0..L-1 of at least one row, got "
+                            f"{'none' if y.size == 0 else int(y.min())} ({hint})")
+    return y
+
 
 @dataclasses.dataclass
 class Task:
@@ -40,10 +64,8 @@ class Task:
             col = int(np.nonzero(np.isinf(self.x).any(axis=0))[0][0])
             raise ValueError(f"task {self.name!r}: feature {self.feature_name(col)!r} has infinite "
                              f"values; replace them by NaN (missing) or finite numbers")
-        if self.y.size and (not np.issubdtype(self.y.dtype, np.integer) or self.y.min() < 0):
-            raise ValueError(f"task {self.name!r}: labels must be integers 0..L-1, got "
-                             f"{self.y.dtype} labels such as {self.y[0]!r} (den.data.encoding."
-                             f"encode_labels maps labels of any type to 0..L-1)")
+        if self.y.size:
+            self.y = class_codes(self.y, f"task {self.name!r}: labels")
         self.y = self.y.astype(np.int32)
         if self.feature_names is None:
             self.feature_names = [f"f{j}" for j in range(self.n_features)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from den._tf import tf
+from den.data.tasks import class_codes
 from den.errors import DENInputError, plain_value
 from den.model.calibration import fit_keypoints, to_unit
 from den.model.den import DEN
@@ -32,28 +33,6 @@ def auto_chunk_rows(n_tuples: int, n_support: int = CHUNK_SUPPORT_ROWS) -> int:
     support = max(CHUNK_SUPPORT_ROWS, n_support)
     rows = TUPLE_ROWS_PER_CHUNK * CHUNK_SUPPORT_ROWS // (max(1, n_tuples) * support)
     return int(min(65536, max(32 if n_support <= CHUNK_SUPPORT_ROWS else 1, rows)))
-
-
-def _class_codes(y) -> np.ndarray:
-    """Support labels as int64 class codes 0..L-1 (whole-number floats too).
-
-    Raises:
-        DENInputError: missing, negative, fractional or non-numeric labels, or none at all.
-    """
-    y = np.asarray(y)
-    codes = "den.data.encoding.encode_labels maps labels of any type to 0..L-1"
-    if y.dtype.kind == "f":
-        if not np.isfinite(y).all() or (y != np.floor(y)).any():
-            raise DENInputError(f"support labels must be class codes 0..L-1; got missing or fractional "
-                                f"values ({codes})")
-        y = y.astype(np.int64)
-    if y.dtype.kind not in "iu":
-        raise DENInputError(f"support labels must be integer class codes 0..L-1, got {y.dtype} labels "
-                            f"({codes})")
-    if y.size == 0 or y.min() < 0:
-        raise DENInputError(f"support labels must be class codes 0..L-1 of at least one row, got "
-                            f"{'none' if y.size == 0 else int(y.min())} ({codes})")
-    return y
 
 
 class TaskModel:
@@ -103,7 +82,7 @@ class TaskModel:
                                 f"DEN.load(path)), not a {type(den).__name__}")
         self.den = den
         x_support = np.asarray(x_support, dtype=np.float64)
-        y_support = _class_codes(y_support)
+        y_support = class_codes(y_support, "support labels")
         if x_support.ndim != 2 or x_support.shape[1] < 1:
             raise DENInputError(f"support features must be a 2-d array with at least one column, "
                                 f"got shape {x_support.shape}")
@@ -112,9 +91,10 @@ class TaskModel:
         if np.isinf(x_support).any():
             raise DENInputError(f"support feature {int(np.nonzero(np.isinf(x_support).any(axis=0))[0][0])} "
                                 f"has infinite values; replace them by NaN (missing) or finite numbers")
-        if len(np.unique(y_support)) < 2:
-            raise DENInputError(f"the support set has {len(np.unique(y_support))} class(es); DEN needs "
-                                f"labelled rows of at least two classes")
+        present = len(np.unique(y_support))
+        if present < 2:
+            raise DENInputError(f"the support set has {present} class(es); DEN needs labelled rows of "
+                                f"at least two classes")
         if n_classes is not None and not y_support.max() < n_classes:
             raise DENInputError(f"support labels must be class codes 0..n_classes-1 = 0..{n_classes - 1}, "
                                 f"got {int(y_support.max())}")
@@ -132,15 +112,14 @@ class TaskModel:
                                     f"got {np.asarray(features).tolist()}")
             x_support = x_support[:, self.features]
             if x_unlabeled is not None:
-                x_unlabeled = np.asarray(x_unlabeled, dtype=np.float64)[:, self.features]
+                x_unlabeled = x_unlabeled[:, self.features]
         self.n_classes = int(n_classes if n_classes is not None else y_support.max() + 1)
         if self.n_classes > den.config.n_classes_supported:
             raise DENInputError(f"the task has {self.n_classes} classes but this DEN model "
                                 f"({den.config.head} head) supports at most "
                                 f"{den.config.n_classes_supported}")
         if keypoints is None:
-            span = x_support if x_unlabeled is None else np.vstack(
-                [x_support, np.asarray(x_unlabeled, dtype=np.float64)])
+            span = x_support if x_unlabeled is None else np.vstack([x_support, x_unlabeled])
             keypoints = fit_keypoints(span, den.config.n_keypoints, den.config.keypoint_placement)
         elif np.shape(keypoints) != (x_support.shape[1], den.config.n_keypoints):
             raise DENInputError(f"keypoints must have shape (d, K) = "

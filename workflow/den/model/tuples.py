@@ -59,3 +59,10 @@ def feature_tuples(n_features: int, order: int, seed: int,
     out = out.reshape(-1, r)
     out.setflags(write=False)
     return out
+
+
+def count_multisets(tuples: np.ndarray) -> int:
+    """U, the number of distinct feature multisets among ``tuples`` (T, r): the tuples whose
+    kernels the local embedding and tuple relevance compute (``den.model.network``), as a
+    squared distance does not depend on the order of a tuple's features."""
+    return len(np.unique(np.sort(tuples, axis=1), axis=0))
