@@ -9,7 +9,7 @@ from den.model.calibration import Calibration, calibrate, fit_keypoints, to_unit
 from den.model.config import ModelConfig
 from den.model.den import DEN
 from den.model.task_model import TaskModel
-from den.model.tuples import feature_tuples
+from den.model.tuples import canonical_order, feature_tuples
 from den.train.finetune import FinetuneConfig, finetune
 
 from helpers import SMALL, split
@@ -54,6 +54,45 @@ def test_max_tuples_caps_wide_tasks_with_a_fixed_subset():
     assert DEN(ModelConfig(max_tuples=50, **SMALL)).tuples(12).shape == (50, 2)
     with pytest.raises(ValueError, match="max_tuples"):
         ModelConfig(max_tuples=0)
+
+
+@pytest.mark.parametrize("d,expected", [(300, 625), (700, 625), (1500, 625)])
+def test_every_feature_is_in_a_tuple_of_a_wide_task(d, expected):
+    tuples = feature_tuples(d, 3, 0, max_tuples=625, min_tuples=625)
+    assert tuples.shape == (expected, 3) and len({tuple(t) for t in tuples.tolist()}) == expected
+    assert np.array_equal(np.unique(tuples), np.arange(d))  # 625 random triples of 700 miss ~5
+    assert np.array_equal(tuples, tuples[np.lexsort(tuples.T[::-1])])  # sorted, as the draw
+    wider = feature_tuples(2000, 3, 0, max_tuples=625, min_tuples=625)  # 625 triples cannot hold 2000
+    assert len(wider) > 625 and np.array_equal(np.unique(wider), np.arange(2000))
+
+
+def test_canonical_order_follows_columns_and_ignores_rows():
+    rng = np.random.default_rng(4)
+    x, y = rng.normal(size=(50, 12)), rng.integers(0, 2, 50)
+    x[rng.random(x.shape) < 0.1] = np.nan
+    order, cols, rows = canonical_order(x, y), rng.permutation(12), rng.permutation(50)
+    assert sorted(order.tolist()) == list(range(12))
+    assert np.array_equal(cols[canonical_order(x[:, cols], y)], order)  # the same columns, wherever
+    assert np.array_equal(canonical_order(x[rows], y[rows]), order)
+    assert not np.array_equal(canonical_order(x, 1 - y), order)  # the labels count
+
+
+def test_tuple_subset_follows_the_columns_not_their_order(binary_task):
+    """A task's tuples are a subset of its r-tuples (max_tuples): permuting its columns (or its
+    support rows) keeps the predictions, and a wide task pools over every column."""
+    model = DEN(ModelConfig(order=3, max_tuples=40, **SMALL))
+    (xs, ys), (xq, _) = split(binary_task)
+    rng = np.random.default_rng(5)
+    xs, xq = np.hstack([xs, rng.normal(size=(len(xs), 7))]), np.hstack([xq, rng.normal(size=(len(xq), 7))])
+    cols, rows = rng.permutation(12), rng.permutation(len(ys))
+    a = TaskModel(model, xs, ys)
+    b = TaskModel(model, xs[:, cols], ys)
+    c = TaskModel(model, xs[rows], ys[rows])
+    assert a.tuples.shape == (40, 3)
+    np.testing.assert_allclose(a.predict_logits(xq), b.predict_logits(xq[:, cols]), atol=1e-5)
+    np.testing.assert_allclose(a.predict_logits(xq), c.predict_logits(xq), atol=1e-5)
+    wide = TaskModel(model, rng.normal(size=(30, 90)), np.arange(30) % 2)
+    assert np.array_equal(np.unique(wide.tuples), np.arange(90))  # 40 triples hold all 90 columns
 
 
 # -- calibration ------------------------------------------------------------------------

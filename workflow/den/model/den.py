@@ -23,7 +23,7 @@ from den.io import atomic_write
 from den.model.calibration import Calibration, calibrate, impute_unit
 from den.model.config import ModelConfig
 from den.model.network import ABSENT_CLASS_LOGIT, DENNetwork
-from den.model.tuples import feature_tuples
+from den.model.tuples import canonical_order, feature_tuples
 
 FORMAT = "den-model-v1"
 _CONFIG_KEY = "__den_config__"
@@ -98,10 +98,17 @@ class DEN:
         self.network.set_weights_dict(state["weights"])
 
     # -- pieces shared by pre-training, fine-tuning and prediction ----------------------
-    def tuples(self, n_features: int) -> np.ndarray:
-        """(T, r) feature tuples of a task with ``n_features`` features."""
-        return feature_tuples(n_features, self.config.order, self.config.seed, self.config.max_tuples,
-                              self.config.min_tuples)
+    def tuples(self, n_features: int, x_support: np.ndarray | None = None,
+               y_support: np.ndarray | None = None) -> np.ndarray:
+        """(T, r) feature tuples of a task with ``n_features`` features: of column indices
+        where the tuples are a subset of [d]^r; given the task's support rows (x_support
+        (n, d), y_support (n,) class codes), their columns take those indices in
+        ``canonical_order``, so the subset follows the columns, whatever their order."""
+        tuples = feature_tuples(n_features, self.config.order, self.config.seed, self.config.max_tuples,
+                                self.config.min_tuples)
+        if x_support is None or len(tuples) == n_features ** self.config.order:
+            return tuples
+        return canonical_order(x_support, y_support)[tuples].astype(np.int32)
 
     def new_calibration(self, n_features: int, name: str = "calibration") -> Calibration:
         """A fresh calibration block (identity PLFs) for ``n_features`` features."""

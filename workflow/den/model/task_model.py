@@ -45,7 +45,7 @@ class TaskModel:
         unit_support: (n, d) float32 support features mapped onto [0, 1] (NaN = missing).
         y_support: (n,) int32 support labels in 0..L-1.
         n_classes: L.
-        tuples: (T, r) int32 feature tuples of this task.
+        tuples: (T, r) int32 feature tuples of this task (``DEN.tuples`` of its support rows).
         finetune_epochs: epochs of fine-tuning the calibration has had (0: pre-trained
             PLFs; with early stopping, the epoch cross-validation chose).
         logit_scale, logit_bias: scalar variables s and b of the binary head's output map
@@ -128,7 +128,7 @@ class TaskModel:
         self.unit_support = to_unit(x_support, self.keypoints)
         self.y_support = y_support.astype(np.int32)
         self.calibration = den.new_calibration(x_support.shape[1])
-        self.tuples = den.tuples(x_support.shape[1])
+        self.tuples = den.tuples(x_support.shape[1], x_support, y_support)
         self.finetune_epochs = 0
         self.network_weights = None
         self.logit_scale = tf.Variable(0.0, dtype=tf.float32, name="logit_scale")
