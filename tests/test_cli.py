@@ -613,6 +613,34 @@ def test_text_among_numbers_and_unseen_query_categories_warn_once_in_one_line(tm
     assert len(pd.read_csv(out)) == 30
 
 
+def test_keypoints_from_support_scores_each_query_row_on_its_own(tmp_path, model_and_tables):
+    """By default the query file's values widen the keypoints, so a row's probabilities move
+    with the rest of the file; with --keypoints-from support a row gets the same ones in any
+    file, e.g. when the query is split in parts (what DENClassifier.fit without X_unlabeled
+    gives)."""
+    from den.api import DENClassifier
+
+    model, support, _ = model_and_tables
+    rng = np.random.default_rng(9)
+    query = pd.DataFrame(rng.normal(size=(40, 2)), columns=["a", "b"])
+    query.to_csv(tmp_path / "all.csv", index=False)
+    query[:10].to_csv(tmp_path / "part.csv", index=False)
+    query[:10].assign(a=query["a"][:10] + np.r_[0, [4] * 9]).to_csv(tmp_path / "shifted.csv", index=False)
+
+    def first_row(name, *options):
+        out = tmp_path / f"{name}-{len(options)}.csv"
+        assert main(_predict_args(model, support, tmp_path / f"{name}.csv", out) + ["--preset", "fast",
+                                                                                   *options]) == 0
+        return pd.read_csv(out)["proba_yes"][0]
+
+    own = [first_row(name, "--keypoints-from", "support") for name in ("all", "part", "shifted")]
+    assert own[0] == own[1] == own[2]
+    frame = pd.read_csv(support)
+    clf = DENClassifier(model=str(model), preset="fast").fit(frame.drop(columns="label"), frame["label"])
+    assert own[0] == pytest.approx(clf.predict_proba(query[:1])[0, 1], abs=1e-6)
+    assert abs(first_row("part") - first_row("shifted")) > 1e-3  # the default: the file counts
+
+
 def test_pretrain_reads_gz_files_once_each_and_names_what_it_leaves_out(tmp_path, csv_tasks, capsys):
     import gzip
 

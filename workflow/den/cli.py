@@ -115,10 +115,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--support", required=True, metavar="CSV", help="labelled rows (with the target column)")
     p.add_argument("--target", required=True, metavar="COLUMN", help="name of the label column in --support")
     p.add_argument("--query", required=True, metavar="CSV",
-                   help="rows to predict; their feature values (no labels) also set each "
-                        "feature's keypoint span with the support rows', as in the benchmark "
-                        "(DENClassifier.fit's X_unlabeled), so a row's probabilities depend "
-                        "on the other rows of the file too")
+                   help="rows to predict; by default their feature values (no labels) also "
+                        "set each feature's keypoint span with the support rows', as in the "
+                        "benchmark (DENClassifier.fit's X_unlabeled), so a row's probabilities "
+                        "depend on the other rows of the file too (see --keypoints-from)")
+    p.add_argument("--keypoints-from", choices=("support_and_query", "support"),
+                   default="support_and_query",
+                   help="rows that set each feature's keypoints: support_and_query (default; "
+                        "what the benchmark and docs/model-card.md measured) or support (the "
+                        "support rows alone: each query row is scored on its own, the same "
+                        "in any file, as when the query is split into parts)")
     p.add_argument("--out", required=True, metavar="CSV",
                    help="output: one row per query row with 'prediction' and 'proba_<class>' "
                         "columns, written atomically (nothing is written on error); '-' writes "
@@ -260,15 +266,17 @@ def _predict(args) -> None:
     # every FitSettings field is a `den predict` option of the same name (dest)
     settings = FitSettings(**{field.name: getattr(args, field.name)
                               for field in dataclasses.fields(FitSettings)})
+    transductive = args.keypoints_from == "support_and_query"
     try:
-        table = fit_table(settings, features, labels, X_unlabeled=query_features,
+        table = fit_table(settings, features, labels, X_unlabeled=query_features if transductive else None,
                           support_name=f"support file {args.support!r}",
                           unlabeled_name=f"query file {args.query!r}")
     except DENInputError as err:  # keywords as the options that set them (name_settings)
         raise DENInputError(name_settings(str(err), _predict_options())) from None
-    with warnings.catch_warnings():  # the fit read the query file already, and said so
-        warnings.simplefilter("ignore", DENInputWarning)
-        proba = table.proba(query_features, args.chunk_rows)
+    with warnings.catch_warnings():  # with support_and_query, the fit read the query file already
+        if transductive:
+            warnings.simplefilter("ignore", DENInputWarning)
+        proba = table.proba(query_features, args.chunk_rows, query_name=f"query file {args.query!r}")
     out = pd.DataFrame({"prediction": table.classes[proba.argmax(axis=1)]})
     for k, label in enumerate(table.classes):
         out[f"proba_{label}"] = proba[:, k]

@@ -105,9 +105,10 @@ class FittedTable:
     classes: np.ndarray
     n_features: int
 
-    def proba(self, X, chunk_rows: int | None = None) -> np.ndarray:
-        """(m, L) class probabilities of the query table X (m rows, the support's columns)."""
-        return self.fitted.proba(encode_query(self.encoder, X), chunk_rows)
+    def proba(self, X, chunk_rows: int | None = None, query_name: str = "query") -> np.ndarray:
+        """(m, L) class probabilities of the query table X (m rows, the support's columns);
+        warnings and errors about its values name it ``query_name`` (e.g. its file)."""
+        return self.fitted.proba(encode_query(self.encoder, X, query_name=query_name), chunk_rows)
 
 
 _LOADED: dict[tuple[str, float, int], DEN] = {}
@@ -268,15 +269,17 @@ def _available_memory() -> float | None:
     return min(free) if free else None
 
 
-def encode_query(encoder: TabularEncoder, X, estimator: str = "DENClassifier") -> np.ndarray:
-    """The query table X as the fitted ``encoder``'s features, (m, d) float64.
+def encode_query(encoder: TabularEncoder, X, estimator: str = "DENClassifier",
+                 query_name: str = "query") -> np.ndarray:
+    """The query table X as the fitted ``encoder``'s features, (m, d) float64; warnings and
+    errors about its values name it ``query_name``.
 
     Raises:
         DENInputError: another number of columns than the support table had (in
             scikit-learn's words, naming ``estimator``), or a value the encoder cannot take.
     """
     try:
-        return encoder.transform(X, "query features")
+        return encoder.transform(X, f"{query_name} features")
     except FeatureCountError as err:  # in scikit-learn's words too
         raise DENInputError(f"X has {err.given} features, but {estimator} is expecting "
                             f"{err.expected} features as input: {err}") from None
