@@ -1,6 +1,7 @@
 """DENClassifier: scikit-learn behaviour, mixed-type tables and the documented errors."""
 
 import pickle
+import warnings
 
 import joblib
 import numpy as np
@@ -13,7 +14,7 @@ from sklearn.model_selection import cross_val_score
 
 from den.api import DENClassifier
 from den.data.synthetic import make_task
-from den.errors import DENInputError, DENModelError
+from den.errors import DENInputError, DENInputWarning, DENModelError
 
 
 def _frame(task):
@@ -319,6 +320,25 @@ def test_the_default_preset_adapts_two_class_tasks_only(small_binary_model):
     assert all(m.network_weights is not None for m in fits["adapt"].task_models_)
     np.testing.assert_array_equal(fits["default"].predict_proba(task.x[60:]),
                                   fits["fast"].predict_proba(task.x[60:]))
+
+
+def test_a_class_too_small_for_network_adaptation_is_named_and_the_fit_is_fasts(small_binary_model):
+    """Adaptation needs 4 support rows of each class: with 3 the default warns, naming the
+    class, and fits as preset "fast"; with 4 it adapts without a word; preset "adapt" on three
+    classes names the class whose class-against-the-rest model it leaves as pre-trained."""
+    task = make_task("rare", 200, 4, seed=23)
+    x, y = task.x, np.where(task.y == 1, "yes", "no")
+    rows = np.r_[np.flatnonzero(y == "no")[:47], np.flatnonzero(y == "yes")[:4]]
+    with pytest.warns(DENInputWarning, match=r"class\(es\) 'yes' \(3\) have fewer than the 4 support rows"):
+        rare = DENClassifier(model=small_binary_model).fit(x[rows[:-1]], y[rows[:-1]])
+    fast = DENClassifier(model=small_binary_model, preset="fast").fit(x[rows[:-1]], y[rows[:-1]])
+    np.testing.assert_array_equal(rare.predict_proba(x[100:]), fast.predict_proba(x[100:]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DENInputWarning)
+        assert len(DENClassifier(model=small_binary_model).fit(x[rows], y[rows]).finetune_losses_) == 50
+    three = np.where(np.arange(51) < 2, "c", y[rows])
+    with pytest.warns(DENInputWarning, match="'c' \\(2\\) have fewer.*class-against-the-rest model"):
+        DENClassifier(model=small_binary_model, preset="adapt", finetune_network_steps=2).fit(x[rows], three)
 
 
 @pytest.mark.parametrize("preset, setting", [
