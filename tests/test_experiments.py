@@ -198,6 +198,23 @@ def test_method_summary_and_latex():
     assert "(b, gen\\_a)" in describe_run(scores)
 
 
+def test_a_sweep_tables_csv_holds_the_numbers_of_its_tex():
+    """Percent means and standard errors over repeats, per swept value, method and dataset,
+    in the CSV as in the LaTeX table (the CSV held fractions and standard deviations)."""
+    from den.report.tables import latex_sweep_table, sweep_summary
+
+    scores = pd.DataFrame({"setting": ["order-1"] * 4 + ["order-3"] * 4, "dataset": ["a", "a", "b", "b"] * 2,
+                           "repeat": [0, 1] * 4, "method": "den",
+                           "auc": [0.9, 0.8, 0.7, 0.7, 0.6, 0.7, 0.9, 0.8]})
+    summary = sweep_summary(scores, "auc")
+    assert list(summary.columns) == ["mean", "se", "n"]
+    assert summary.loc[(1, "den", "a")].tolist() == pytest.approx([85.0, 5.0, 2])
+    assert summary.loc[(3, "den", "b")].tolist() == pytest.approx([85.0, 5.0, 2])
+    tex = latex_sweep_table(scores, "auc", "den", "cap", "table:r")
+    assert "1 & \\textbf{85.00} (5.00) & 70.00 (0.00) \\\\" in tex
+    assert "3 & 65.00 (5.00) & \\textbf{85.00} (5.00) \\\\" in tex
+
+
 def test_per_dataset_table_counts_datasets_won():
     # den wins a (85 vs 80) and c; lr wins b; c is a tie on the mean as printed (70.00 vs
     # 70.0004: the same model ranking through a float32 output map), counted for both
@@ -466,6 +483,9 @@ def test_a_schema_error_is_one_line_that_names_the_key():
     assert schema_error({**config, "seed": -5}, schema) == "seed: -5 is less than the minimum of 0"
     bad = {**config, "pretrain": {**config.get("pretrain", {}), "steps": "ten"}}
     assert schema_error(bad, schema) == "pretrain.steps: 'ten' is not of type 'integer'"
+    nested = {**config, "finetune": {"epochs": "5"}}  # what --config 'finetune={epochs: 5}' gives
+    assert schema_error(nested, schema).startswith("finetune.epochs: '5' is not of type 'integer'; "
+                                                   "`--config` reads values inside a nested mapping as text")
 
 
 def test_simulated_plus_others_holds_each_dataset_out_and_data_dir_resolves_paths():
@@ -602,8 +622,9 @@ def test_an_experiments_pretrain_and_baselines_settings_reach_only_its_own_pre_t
     index = model_index(config)
     for kind in ("plf", "meta-pn"):
         path = "results/models/{}/base/" + kind + "/all.npz"
-        assert index[path.format("twin")] == path.format("sampled")  # alike: one job
-        assert index[path.format("whole")] == path.format("whole")
+        assert index[path.format("twin")] == index[path.format("sampled")]  # alike: one job
+        assert index[path.format("whole")] != index[path.format("sampled")]
+        assert index[path.format("whole")].startswith(f"results/models/pretrained/{kind}/all.")
     config["experiments"]["whole"]["pretrain"] = {"covariates_min": 60}
     with pytest.raises(ConfigError, match="whole.pretrain: covariates_min 60 > covariates_max 50"):
         experiments(config)

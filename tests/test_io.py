@@ -78,3 +78,18 @@ def test_log_to_keeps_the_error_that_ended_the_step(tmp_path):
     text = path.read_text()
     assert text.startswith("reading task 'myb'\nTraceback (most recent call last):")
     assert text.rstrip().endswith("ValueError: task 'myb' has no column 'labl'")
+
+
+def test_log_to_writes_no_traceback_for_a_steps_own_exit(tmp_path):
+    """A step that exits on purpose (130 after Ctrl-C, having printed why) leaves its message
+    as the log's last line, not a SystemExit traceback; a text exit code is written."""
+    from den.logs import log_to
+
+    path = tmp_path / "job.log"
+    for code, last in ((130, "interrupted at step 40; run the workflow again to resume"),
+                       ("stopped: bad input", "stopped: bad input")):
+        with pytest.raises(SystemExit):
+            with log_to(path):
+                print("interrupted at step 40; run the workflow again to resume")
+                raise SystemExit(code)
+        assert path.read_text().splitlines()[-1] == last and "Traceback" not in path.read_text()

@@ -107,7 +107,7 @@ def test_every_table_exists_with_valid_numbers(finished_run):
     # each meta method pre-trains its own model per held-out set, with its own settings
     from den.baselines.meta import MetaLearner
 
-    maml = MetaLearner.load(finished_run / "results" / "models" / "bin" / "base" / "meta-maml" / "g1.npz")
+    maml = MetaLearner.load(_trained(finished_run, "meta-maml", "g1"))
     assert maml.name == "maml" and maml.config.steps == 2 and maml.metadata["tasks"] == ["g2"]
     sweep = (finished_run / "results" / "tables" / "keypoints.tex").read_text()
     assert "n\\_keypoints & g1 & g2" in sweep and sweep.count("\\textbf") >= 2
@@ -197,6 +197,14 @@ def test_changing_fine_tuning_reruns_only_fine_tuned_den(finished_run, tmp_path)
     assert any(path.startswith("results/scores/mc/") for path in scores)
 
 
+def _trained(run: Path, kind: str, held_out: str, member: str = "") -> Path:
+    """The one file rule pretrain wrote for a held-out set (named <held-out>.<digest>.npz)."""
+    found = list((run / "results/models/pretrained" / kind).glob(f"{held_out}.*{member}.npz"))
+    found = [path for path in found if member or ".seed" not in path.name]
+    assert len(found) == 1, found
+    return found[0]
+
+
 def test_renaming_a_row_reruns_tables_and_unplanned_targets_are_named(finished_run, tmp_path):
     """A method's label reaches only the tables: renaming it reruns no evaluation. A score or
     model file that no experiment plans stops the dry run with one line naming what is off."""
@@ -230,12 +238,16 @@ def test_more_pretraining_seeds_add_members_and_rerun_only_den_evaluations(finis
     assert counts["evaluate"] == 2 * 2 + 2 + 2 * 2, counts  # den and den_no_plf; never lr, pn or maml
     run = _snakemake(workdir, "--cores", "2", "--configfile", str(seeds))
     assert run.returncode == 0, run.stderr[-3000:]
-    member = workdir / "results/models/bin/base/plf/g1.seed1.npz"
-    assert member.is_file() and (workdir / "results/models/bin/base/no_plf/g2.seed1.npz").is_file()
-    assert not (workdir / "results/models/bin/base/meta-pn/g1.seed1.npz").exists()
+    member = _trained(workdir, "plf", "g1", ".seed1")
+    assert _trained(workdir, "no_plf", "g2", ".seed1").is_file()
+    assert not list((workdir / "results/models/pretrained/meta-pn").glob("g1.*.seed1.npz"))
     from den.model.den import DEN
 
-    first, second = DEN.load(workdir / "results/models/bin/base/plf/g1.npz"), DEN.load(member)
+    first, second = DEN.load(_trained(workdir, "plf", "g1")), DEN.load(member)
+    # an experiment's model under its own name, on request: a copy of the one job's file
+    named = "results/models/bin/base/plf/g1.seed1.npz"
+    assert _snakemake(workdir, "--cores", "1", "--configfile", str(seeds), "--", named).returncode == 0
+    assert (workdir / named).read_bytes() == member.read_bytes()
     assert (first.metadata["pretrain"]["seed"], second.metadata["pretrain"]["seed"]) == (5, 6)
     assert first.metadata["pretrained_on"] == second.metadata["pretrained_on"] == ["g2"]
     for method in ("den", "den_no_plf"):
@@ -290,6 +302,37 @@ def test_shared_jobs_do_not_depend_on_the_order_of_the_experiments():
         "den": "DEN", "gradient_boosting_small": "Gradient boosting (small-data)",
         "logistic_regression_cv": "Logistic regression (CV)", "nn1": "Direct NN (1 hidden layer)",
         "random_forest": "Random forest"}
+
+
+def test_adding_or_changing_an_experiment_moves_no_other_experiments_model():
+    """Models are named by what makes them, so an experiment that sorts first and pre-trains
+    like another, or an edit of one experiment's pre-training, leaves every other experiment's
+    model file (its evaluations' input) where it was; an evaluation that was a copy is computed
+    only where the one it copied changed (from a probe: editing table ablation_r retrained
+    plf's model and reran 14 of its evaluations; on the paper's config one added table reran
+    522)."""
+    import copy
+
+    from den import workflow_config as wc
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    models = wc.model_index(config)
+    scores = wc.score_index(config, models)
+    added = copy.deepcopy(config)
+    added["experiments"] = {"aaa_extra": copy.deepcopy(config["experiments"]["plf"]), **added["experiments"]}
+    edited = copy.deepcopy(config)
+    edited["experiments"]["ablation_r"]["pretrain"] = {"steps": 300}
+    for changed, name in ((added, "aaa_extra"), (edited, "ablation_r")):
+        now = wc.model_index(changed)
+        assert {p: f for p, f in now.items() if p.split("/")[2] != name} == \
+            {p: f for p, f in models.items() if p.split("/")[2] != name}
+        computed = set(scores) - set(wc.score_index(changed, now))  # no longer copies: their
+        assert all(scores[path].split("/")[2] == name for path in computed)  # source was the edited one
+    assert not set(scores) - set(wc.score_index(added, wc.model_index(added)))
+    plf = "results/models/{}/base/plf/all.npz"
+    assert wc.model_index(added)[plf.format("aaa_extra")] == models[plf.format("plf")]  # still one job
+    assert all(f.startswith("results/models/pretrained/") for f in models.values())
+    assert wc.model_jobs(models)[models[plf.format("plf")]] == ("ablation_r", "order-2")  # the first user
 
 
 def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():

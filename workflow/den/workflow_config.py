@@ -3,7 +3,8 @@ lists the rules expand. Rules call these so the job graph is defined in one plac
 
 Protocols of an experiment:
     leave-one-dataset-out (no ``pretrain_on``): one pre-training run per held-out dataset,
-        on the experiment's other datasets ("results/models/<exp>/<setting>/<kind>/<held-out>.npz");
+        on the experiment's other datasets ("results/models/<exp>/<setting>/<kind>/<held-out>.npz",
+        written by the digest-named job of ``model_index``);
     transfer (``pretrain_on``: dataset names, "simulated" for every CNN-zoo task,
         "generated" for every task of the ``generated_tasks`` section): one
         pre-training run ("<...>/all.npz") evaluated on every dataset of the experiment.
@@ -17,6 +18,7 @@ sections for its pre-training runs only (``pretrain`` and ``baselines`` are read
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 
 from den.experiments import (
@@ -26,6 +28,10 @@ from den.experiments import (
     is_fine_tuned,
     pretrained_model_kind,
 )
+
+# Where rule pretrain writes each model, named by <held-out>.<digest> (``model_index``).
+PRETRAINED_DIR = "results/models/pretrained"
+MODEL_DIGEST_CHARS = 10
 
 EXPERIMENT_DEFAULTS = {"caption": "", "head": "binary", "metric": "auc", "n_support": 50, "max_query": None,
                        "repeats": 20, "model": {}, "sweep": None, "pretrain_on": None,
@@ -55,7 +61,12 @@ def schema_error(config: dict, schema_file) -> str | None:
     if error is None:
         return None
     where = ".".join(str(p) for p in error.absolute_path) or "the config's top level"
-    return f"{where}: {error.message}"
+    hint = ""
+    if error.validator == "type" and isinstance(error.instance, str) and \
+            not isinstance(yaml.safe_load(error.instance), str):  # --config k={a: 5} gives '5'
+        hint = ("; `--config` reads values inside a nested mapping as text: set nested keys in a "
+                "file given with --configfile (e.g. `finetune: {epochs: 5}`)")
+    return f"{where}: {error.message}{hint}"
 
 
 def simulated_datasets(config: dict) -> list[str]:
@@ -564,7 +575,18 @@ def planned_score_file(specs: dict[str, dict], experiment: str, setting: str, me
 
 def planned_model_file(model_files: dict[str, str], path: str) -> None:
     """Raise ConfigError unless ``path`` is a model that the config pre-trains (a key of
-    ``model_index``; rule pretrain's target), naming a few that are."""
+    ``model_index``, rule model_copy's target, or one of its values, rule pretrain's), naming a
+    few that are."""
+    if path.startswith(PRETRAINED_DIR + "/"):
+        if path not in set(model_files.values()):
+            kind = path.split("/")[3] if path.count("/") > 3 else ""
+            near = sorted(p for p in set(model_files.values()) if p.split("/")[3] == kind) or \
+                sorted(set(model_files.values()))
+            raise ConfigError(f"{path}: the config pre-trains no such model (these files are named "
+                              f"by a digest of their settings, so one of an older config is not "
+                              f"planned); its models include {near[:4]}"
+                              f"{f' and {len(near) - 4} more' if len(near) > 4 else ''}")
+        return
     if path not in model_files:
         prefix = "/".join(path.split("/")[:3]) + "/"  # results/models/<experiment>/
         near = sorted(p for p in model_files if p.startswith(prefix)) or sorted(model_files)
@@ -672,11 +694,14 @@ def _held_outs(spec: dict) -> list[str]:
 
 
 def model_index(config: dict) -> dict[str, str]:
-    """Each pre-trained model file (every member of ``member_files``) -> the file that trains
-    the identical model (the first of their paths in sorted order, whatever the order of the
-    config's experiments: a ``--configfile`` that sets one experiment moves it first), so
-    experiments that pre-train alike (e.g. several tables on the simulated tasks with the same
-    settings) share one job.
+    """Each experiment's model file (``results/models/<experiment>/<setting>/<kind>/<held-out>.npz``
+    and every member of ``member_files``) -> the file that trains it,
+    ``results/models/pretrained/<kind>/<held-out>.<digest>.npz``, named by a digest of what
+    makes the model (its training datasets, model and pre-training settings), so experiments
+    that pre-train alike (e.g. several tables on the simulated tasks with the same settings)
+    share one job, and adding, changing or removing one experiment moves no other's model:
+    their evaluations keep their inputs. Rule pretrain writes the digest-named files (with the
+    settings of ``model_jobs``); rule model_copy writes an experiment's file on request.
 
     Raises:
         ConfigError: an experiment's model settings (with a sweep value) or the shipped
@@ -718,8 +743,21 @@ def model_index(config: dict) -> dict[str, str]:
                                       model_params(config, spec, setting, kind), pretrain], sort_keys=True)
                     alike.setdefault(key, []).append((path, kind))
     index = {}
-    for paths in alike.values():
-        first = min(path for path, _ in paths)
+    for key, paths in alike.items():
+        digest = hashlib.sha256(key.encode()).hexdigest()[:MODEL_DIGEST_CHARS]
         for path, kind in paths:
-            index.update(zip(member_files(config, path, kind), member_files(config, first, kind)))
+            held_out = path.rsplit("/", 1)[1].removesuffix(".npz")
+            trained = f"{PRETRAINED_DIR}/{kind}/{held_out}.{digest}.npz"
+            index.update(zip(member_files(config, path, kind), member_files(config, trained, kind)))
     return index
+
+
+def model_jobs(model_files: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """Each file rule pretrain writes (a value of ``model_index``) -> (experiment, setting) of
+    the first (in sorted order) experiment file it serves, whose settings the job reads: those
+    of every experiment it serves are alike, so which one does not change the job."""
+    jobs: dict[str, tuple[str, str]] = {}
+    for path in sorted(model_files):
+        _, _, experiment, setting, *_ = path.split("/")
+        jobs.setdefault(model_files[path], (experiment, setting))
+    return jobs

@@ -16,7 +16,8 @@ except WorkflowError:  # its message dumps the whole schema and config: name the
     raise wc.ConfigError(f"config does not fit {SCHEMA.name} (see config/README.md): "
                          f"{wc.schema_error(config, SCHEMA)}") from None
 EXPERIMENTS = wc.experiments(config)
-MODEL_FILES = wc.model_index(config)  # model file -> the one job that trains that model
+MODEL_FILES = wc.model_index(config)  # experiment's model file -> the one job that trains that model
+MODEL_JOBS = wc.model_jobs(MODEL_FILES)  # that job's file -> (experiment, setting) whose settings it reads
 SCORE_FILES = wc.score_index(config, MODEL_FILES)  # repeated evaluation -> the job that does it
 
 ENV = "../../environment.yml"
@@ -35,16 +36,31 @@ wildcard_constraints:
     share=r"[1-9][0-9]?",
     shard=r"\d+",
     member=r"[1-9]\d*",
+    digest=f"[0-9a-f]{{{wc.MODEL_DIGEST_CHARS}}}",
+
+
+def model_job(wildcards):
+    """(experiment spec, setting) whose settings a pre-training job (rule pretrain's
+    wildcards) reads (``wc.model_jobs``); a model no experiment pre-trains is an error that
+    names it."""
+    member = f".seed{wildcards.member}" if "member" in wildcards.keys() else ""
+    path = f"{wc.PRETRAINED_DIR}/{wildcards.kind}/{wildcards.heldout}.{wildcards.digest}{member}.npz"
+    wc.planned_model_file(MODEL_FILES, path)
+    experiment, setting = MODEL_JOBS[path]
+    return EXPERIMENTS[experiment], setting
 
 
 def training_data(wildcards):
-    """Data files of the datasets a pre-training run learns from (a model no experiment
-    pre-trains is an error that names it)."""
-    member = f".seed{wildcards.member}" if "member" in wildcards.keys() else ""
-    wc.planned_model_file(MODEL_FILES, f"results/models/{wildcards.experiment}/{wildcards.setting}/"
-                                       f"{wildcards.kind}/{wildcards.heldout}{member}.npz")
-    spec = EXPERIMENTS[wildcards.experiment]
+    """Data files of the datasets a pre-training run learns from."""
+    spec, _ = model_job(wildcards)
     return [wc.data_file(d) for d in wc.training_datasets(config, spec, wildcards.heldout)]
+
+
+def experiment_model(wildcards):
+    """The pre-trained file an experiment's model file is a copy of (rule model_copy)."""
+    path = f"results/models/{wildcards.experiment}/{wildcards.setting}/{wildcards.kind}/{wildcards.model}.npz"
+    wc.planned_model_file(MODEL_FILES, path)
+    return MODEL_FILES[path]
 
 
 def evaluation_protocol(wildcards):

@@ -1,21 +1,23 @@
-# Pre-training: one job per (experiment, setting, model kind, held-out dataset or "all") and,
-# with pretrain.seeds = S > 1, one more per further seed (members 1..S-1, "<held-out>.seed<m>.npz").
+# Pre-training: one job per model the experiments use (``wc.model_index``), written as
+# results/models/pretrained/<kind>/<held-out dataset or "all">.<digest>.npz, the digest naming
+# its training datasets and settings, so experiments that pre-train alike share the job and
+# editing one experiment moves no other's model; with pretrain.seeds = S > 1, one more per
+# further seed (members 1..S-1, "<held-out>.<digest>.seed<m>.npz"). An experiment's own path,
+# results/models/<experiment>/<setting>/<kind>/<held-out>.npz, is a copy made on request.
 
 
 rule pretrain:
     input:
         tasks=training_data,
     output:
-        model="results/models/{experiment}/{setting}/{kind}/{heldout}.npz",
+        model="results/models/pretrained/{kind}/{heldout}.{digest}.npz",
     params:
-        model=lambda wildcards: wc.model_params(
-            config, EXPERIMENTS[wildcards.experiment], wildcards.setting, wildcards.kind
-        ),
-        pretrain=lambda wildcards: wc.pretrain_params(config, 0, EXPERIMENTS[wildcards.experiment]),
+        model=lambda wildcards: wc.model_params(config, *model_job(wildcards), wildcards.kind),
+        pretrain=lambda wildcards: wc.pretrain_params(config, 0, model_job(wildcards)[0]),
     log:
-        "results/logs/pretrain/{experiment}/{setting}/{kind}/{heldout}.log",
+        "results/logs/pretrain/{kind}/{heldout}.{digest}.log",
     benchmark:
-        "results/benchmarks/pretrain/{experiment}/{setting}/{kind}/{heldout}.tsv"
+        "results/benchmarks/pretrain/{kind}/{heldout}.{digest}.tsv"
     threads: 1
     resources:
         mem_mb=4000,
@@ -28,18 +30,38 @@ rule pretrain:
 
 use rule pretrain as pretrain_member with:
     output:
-        model="results/models/{experiment}/{setting}/{kind}/{heldout}.seed{member}.npz",
+        model="results/models/pretrained/{kind}/{heldout}.{digest}.seed{member}.npz",
     params:
-        model=lambda wildcards: wc.model_params(
-            config, EXPERIMENTS[wildcards.experiment], wildcards.setting, wildcards.kind
-        ),
+        model=lambda wildcards: wc.model_params(config, *model_job(wildcards), wildcards.kind),
         pretrain=lambda wildcards: wc.pretrain_params(
-            config, int(wildcards.member), EXPERIMENTS[wildcards.experiment]
+            config, int(wildcards.member), model_job(wildcards)[0]
         ),
     log:
-        "results/logs/pretrain/{experiment}/{setting}/{kind}/{heldout}.seed{member}.log",
+        "results/logs/pretrain/{kind}/{heldout}.{digest}.seed{member}.log",
     benchmark:
-        "results/benchmarks/pretrain/{experiment}/{setting}/{kind}/{heldout}.seed{member}.tsv"
+        "results/benchmarks/pretrain/{kind}/{heldout}.{digest}.seed{member}.tsv"
+
+
+# An experiment's model under its own name (nothing depends on it: ask for it as a target).
+rule model_copy:
+    input:
+        model=lambda wildcards: experiment_model(wildcards),
+    output:
+        model="results/models/{experiment}/{setting}/{kind}/{model}.npz",
+    wildcard_constraints:
+        model=rf"{NAME}(\.seed[1-9]\d*)?",
+    log:
+        "results/logs/model_copy/{experiment}/{setting}/{kind}/{model}.log",
+    benchmark:
+        "results/benchmarks/model_copy/{experiment}/{setting}/{kind}/{model}.tsv"
+    threads: 1
+    resources:
+        mem_mb=200,
+        runtime=5,
+    conda:
+        ENV
+    shell:
+        "cp {input.model} {output.model} 2> {log}"
 
 
 # The pre-trained models shipped as package data (den.pretrained; `make shipped-model` copies them

@@ -17,8 +17,7 @@ with log_to(sm.log[0]):
     label = f"table:{sm.wildcards.experiment}"
     datasets, reference = tables.dataset_summary(scores, spec["metric"]), None
     if spec["sweep"]:
-        summary = tables.sweep_values(scores).groupby(["sweep_value", "method", "dataset"])[spec["metric"]]
-        summary = summary.agg(["mean", "std", "count"])
+        summary = tables.sweep_summary(scores, spec["metric"])
         tex = tables.latex_sweep_table(scores, spec["metric"], spec["methods"][0], caption, label)
     else:
         summary = tables.method_summary(scores, spec["metric"], spec["methods"])

@@ -314,14 +314,22 @@ def sweep_values(scores: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def sweep_summary(scores: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Per (sweep_value, method, dataset): mean, se (standard error over repeats; NaN with
+    one) and n of the metric in percent, as ``method_summary`` and the sweep table give them
+    (a sweep table's CSV)."""
+    grouped = (100 * sweep_values(scores).set_index(["sweep_value", "method", "dataset"])[metric]).groupby(
+        level=[0, 1, 2])
+    n = grouped.count()
+    return pd.DataFrame({"mean": grouped.mean(), "se": grouped.std(ddof=1) / np.sqrt(n), "n": n})
+
+
 def latex_sweep_table(scores: pd.DataFrame, metric: str, method: str, caption: str, label: str) -> str:
-    """Rows: swept values; columns: datasets; cells "mean (s.e.)" of ``method``, best per
-    column in bold (the ablation table of the dependency order r)."""
-    data = sweep_values(scores[scores["method"] == method])
-    key = data["sweep_key"].iloc[0]
-    grouped = data.groupby(["sweep_value", "dataset"])[metric]
-    mean = (100 * grouped.mean()).unstack("dataset")
-    se = (100 * grouped.std(ddof=1) / np.sqrt(grouped.count())).unstack("dataset")
+    """Rows: swept values; columns: datasets; cells "mean (s.e.)" of ``method``
+    (``sweep_summary``), best per column in bold (the ablation table of the dependency order r)."""
+    key = sweep_values(scores)["sweep_key"].iloc[0]
+    summary = sweep_summary(scores[scores["method"] == method], metric).xs(method, level="method")
+    mean, se = summary["mean"].unstack("dataset"), summary["se"].unstack("dataset")
     datasets = list(mean.columns)
     lines = ["\\begin{table}[t]", f"\\caption{{{caption}}}", f"\\label{{{label}}}", "\\begin{center}",
              "\\begin{tabular}{l" + "c" * len(datasets) + "}", "\\toprule",
