@@ -21,6 +21,7 @@ localrules:
     all,
     table,
     figure,
+    model_copy,
     simulated_tasks_table,
 
 
