@@ -220,6 +220,21 @@ def test_renaming_a_row_reruns_tables_and_unplanned_targets_are_named(finished_r
             (dry.stdout + dry.stderr)[-2000:]
 
 
+def test_a_damaged_model_fails_its_evaluation_with_the_workflows_advice(finished_run, tmp_path):
+    """An evaluation that meets a damaged model file says, in its log, how the workflow
+    pre-trains it again (not `den pretrain`, a practitioner's advice)."""
+    workdir = tmp_path / "wf"
+    shutil.copytree(finished_run, workdir)
+    model = _trained(workdir, "plf", "g1")  # what DEN's evaluations on g1 read: g1 held out
+    model.write_text("not a model")
+    target = "results/scores/bin/base/den/g1/0.json"
+    run = _snakemake(workdir, "--cores", "1", "--forcerun", target, "--", target)
+    assert run.returncode != 0
+    log = (workdir / "results/logs/evaluate/bin/base/den/g1/0.log").read_text()
+    relative = model.relative_to(workdir)
+    assert f"In the workflow: pre-train it again with `snakemake --forcerun {relative}`" in log, log[-2000:]
+
+
 def test_more_pretraining_seeds_add_members_and_rerun_only_den_evaluations(finished_run, tmp_path):
     """pretrain.seeds 2: each DEN model gets one more member (<held-out>.seed1.npz, episode seed
     + 1); the existing models are kept, and only DEN methods' evaluations rerun, on both members."""
