@@ -94,12 +94,13 @@ def calibrate_reference(x, keypoints, alpha, missing):
     return z
 
 
-def tuples_reference(d, r, model):
-    """All of [d]^r (remark 1) or, when d^r > d^2, the model's d^2 random ones (appendix D)."""
+def tuples_reference(d, r, model, x_s, y_s):
+    """All of [d]^r (remark 1) or, when d^r > d^2, the model's d^2 random ones (appendix D), on
+    the task's columns as its support rows order them (``canonical_order``)."""
     every = list(itertools.product(range(d), repeat=r))
     if d ** r <= d * d:
         return every
-    drawn = [tuple(t) for t in model.tuples(d).tolist()]
+    drawn = [tuple(t) for t in model.tuples(d, x_s, y_s).tolist()]
     assert len(drawn) == d * d and len(set(drawn)) == d * d and set(drawn) <= set(every)
     return drawn
 
@@ -262,7 +263,7 @@ def reference_logits(model, x_s, y_s, x_q, alpha, missing, n_classes=None, mutat
         alpha = np.tile(np.linspace(0, 1, K), (x_s.shape[1], 1))
     z_s = calibrate_reference(x_s, keypoints, alpha, missing)
     z_q = calibrate_reference(x_q, keypoints, alpha, missing)
-    tuples = tuples_reference(x_s.shape[1], config.order, model)
+    tuples = tuples_reference(x_s.shape[1], config.order, model, x_s, y_s)
     if mutation == "first_tuples_only":
         tuples = tuples[:len(tuples) // 2]
     s = embedding_reference(w, z_s, y_s, tuples, config.head, mutation)
