@@ -193,6 +193,9 @@ def test_method_summary_and_latex():
     tex = latex_method_table(summary, "auc", {"den": "DEN", "lr": "Direct LR"}, "cap", "table:x")
     assert "\\textbf{75.00} (" in tex and "\\textbf{75.00\\%}" in tex and "Direct LR & 71.25" in tex
     assert "\\toprule" in tex and "\\bottomrule" in tex
+    assert "tied methods count each" in tex  # 75% + 50%: the tie on (a, 1) counts twice
+    untied = latex_method_table(summary.assign(best_pct=[75.0, 25.0]), "auc", {}, "cap", "table:x")
+    assert "tied methods" not in untied
     assert describe_run(scores) == "2 datasets (a, b) $\\times$ 2 repeats"
     scores["dataset"] = scores["dataset"].map({"a": "gen_a", "b": "b"})
     assert "(b, gen\\_a)" in describe_run(scores)

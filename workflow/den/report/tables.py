@@ -190,7 +190,8 @@ def _fmt(value: float, digits: int = 2) -> str:
 def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str], caption: str,
                        label: str) -> str:
     """A booktabs table like the paper's: method, "mean (s.e.)", % best; best in bold. With
-    "improvement" columns in ``summary`` (see ``improvement``), a last column "Improv.".
+    "improvement" columns in ``summary`` (see ``improvement``), a last column "Improv.". Where
+    ties make the % best column add up to more than 100, a line under the table says why.
     """
     best_mean, best_pct = summary["mean"].max(), summary["best_pct"].max()
     extra = "improvement" in summary.columns
@@ -209,7 +210,11 @@ def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str
         if extra:
             cells += f" & {_fmt(row['improvement'])} ({_fmt(row['improvement_se'])})"
         lines.append(cells + " \\\\")
-    lines += ["\\bottomrule", "\\end{tabular}", "\\end{center}", "\\end{table}", ""]
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    if summary["best_pct"].sum() > 100 + 1e-9:
+        lines.append("\\\\[2pt]{\\footnotesize \\% Best: the share of splits where a method scores "
+                     "best; tied methods count each, so the column adds up to more than 100\\%.}")
+    lines += ["\\end{center}", "\\end{table}", ""]
     return "\n".join(lines)
 
 
