@@ -641,6 +641,27 @@ def test_a_query_of_unseen_categories_warns_and_names_near_matches():
     assert np.isnan(x[20:, 0]).all() and not np.isnan(x[:20]).any()
 
 
+def test_rows_given_as_unlabeled_and_then_predicted_are_warned_about_once(small_binary_model):
+    """fit(X, y, X_unlabeled=Xq) then predict(Xq): the unseen categories of Xq are named once
+    (by the fit); other unseen values, or a new fit, warn again."""
+    import warnings
+
+    from den.errors import DENInputWarning
+
+    support = pd.DataFrame({"colour": ["red", "blue"] * 15, "size": np.arange(30.0)})
+    labels = np.arange(30) % 2
+    query = pd.DataFrame({"colour": ["RED", "teal"] * 5, "size": np.arange(10.0)})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = DENClassifier(model=small_binary_model, preset="fast").fit(support, labels, X_unlabeled=query)
+        clf.predict(query)
+        clf.predict(query.assign(colour=["mauve"] * 10))
+    said = [str(w.message) for w in caught if issubclass(w.category, DENInputWarning)]
+    assert len(said) == 2 and "'RED'" in said[0] and "'mauve'" in said[1], said
+    with pytest.warns(DENInputWarning, match="'RED'"):
+        DENClassifier(model=small_binary_model, preset="fast").fit(support, labels).predict(query)
+
+
 def test_dates_written_as_text_or_as_date_objects_are_days():
     """CSV files hold dates as ISO 8601 text and Python code as datetime.date: both are days
     since 1970-01-01, so a query's dates after the support's are later days, not unseen

@@ -212,6 +212,7 @@ class TabularEncoder:
         self.temporal: dict[str, str] = {}
         self.empty: set[str] = set()
         self.stray_text: dict[str, list[str]] = {}
+        self.warned: set[tuple[str, str, frozenset]] = set()  # (column, kind, values) warned about
         self._from_array = False
 
     def fit(self, x, what: str = "support features") -> TabularEncoder:
@@ -223,6 +224,7 @@ class TabularEncoder:
         self.columns = [str(c) for c in frame.columns]
         _check_unique(self.columns, what)
         self.categories, self.temporal, self.empty, self.stray_text = {}, {}, set(), {}
+        self.warned = set()
         for j, name in enumerate(self.columns):
             series = frame.iloc[:, j]
             if not series.notna().any():
@@ -291,6 +293,7 @@ class TabularEncoder:
             raise FeatureCountError(f"{what} has {frame.shape[1]} columns but the support set had "
                                     f"{len(self.columns)}", frame.shape[1], len(self.columns))
         out = np.empty(frame.shape, dtype=np.float64)
+        warned = self.__dict__.setdefault("warned", set())  # encoders pickled before it had none
         temporal = getattr(self, "temporal", {})  # encoders pickled before these were read
         empty = getattr(self, "empty", set())
         stray_text = getattr(self, "stray_text", {})
@@ -306,7 +309,7 @@ class TabularEncoder:
                 values = series.map(lambda v, lookup=lookup, texts=texts, name=name:
                                     _category_code(v, lookup, texts, what, name))
                 out[:, j] = values.to_numpy(dtype=np.float64)
-                _warn_unseen(series, out[:, j], self.categories[name], what, name)
+                _warn_unseen(series, out[:, j], self.categories[name], what, name, warned)
             else:
                 if not _is_numeric(series):  # one pass: booleans as 0/1, "?" and the like missing
                     series = series.map(_numeric_cell)
@@ -319,7 +322,7 @@ class TabularEncoder:
                 values = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
                 bad = series.notna().to_numpy() & np.isnan(values)
                 if name in stray_text:
-                    _warn_text(series, bad, what, name)
+                    _warn_text(series, bad, what, name, warned)
                 elif bad.any():
                     raise DENInputError(f"{what} column {name!r} has non-numeric value "
                                         f"{series[bad].iloc[0]!r} in a numeric column; give a "
@@ -346,24 +349,33 @@ def _listed(values: list) -> str:
 
 
 def _warn_missing(series: pd.Series, lost: np.ndarray, given: np.ndarray, what: str, name: str,
-                  kind: str, hint=lambda values: "") -> None:
+                  kind: str, hint=lambda values: "", warned: set | None = None) -> None:
     """Warn where ``UNSEEN_WARNING_SHARE`` or more of a column's ``given`` values are ``lost``
     (read as missing), naming the column, the share, a few of the values and what they are
-    (``kind``), then ``hint(values)`` (the lost values' texts, once each)."""
+    (``kind``), then ``hint(values)`` (the lost values' texts, once each). ``warned`` (an
+    encoder's) holds (column, kind, values) said already: e.g. rows given to the fit as
+    unlabeled and then predicted are not warned about twice."""
     if not lost.any() or lost.sum() < UNSEEN_WARNING_SHARE * given.sum():
         return
     values = list(dict.fromkeys(str(v) for v in series[lost]))
+    if warned is not None:
+        key = (name, kind, frozenset(values))
+        if key in warned:
+            return
+        warned.add(key)
     warnings.warn(f"{what} column {name!r}: {lost.sum()} of {given.sum()} values are {kind} "
                   f"({_listed(values)}), read as missing{hint(values)}", DENInputWarning, stacklevel=4)
 
 
-def _warn_text(series: pd.Series, text: np.ndarray, what: str, name: str) -> None:
+def _warn_text(series: pd.Series, text: np.ndarray, what: str, name: str, warned: set | None = None) -> None:
     """Warn where many of a numeric column's given values are text (``text``: the cells read
     as missing), as ``_warn_unseen`` does for categories."""
-    _warn_missing(series, text, series.notna().to_numpy(), what, name, "text in a column of numbers")
+    _warn_missing(series, text, series.notna().to_numpy(), what, name, "text in a column of numbers",
+                  warned=warned)
 
 
-def _warn_unseen(series: pd.Series, codes: np.ndarray, categories: list, what: str, name: str) -> None:
+def _warn_unseen(series: pd.Series, codes: np.ndarray, categories: list, what: str, name: str,
+                 warned: set | None = None) -> None:
     """Warn where many of a column's given values are categories the support set did not hold
     (``codes`` NaN where ``series`` has a value), naming a few and any that match a known
     category apart from case and spaces ('RED' for 'red')."""
@@ -376,7 +388,7 @@ def _warn_unseen(series: pd.Series, codes: np.ndarray, categories: list, what: s
             if alike else ""
 
     _warn_missing(series, given & np.isnan(codes), given, what, name,
-                  "categories the support set did not have", near)
+                  "categories the support set did not have", near, warned)
 
 
 def _check_unique(columns: list[str], what: str) -> None:
