@@ -339,6 +339,9 @@ def test_a_class_too_small_for_network_adaptation_is_named_and_the_fit_is_fasts(
     three = np.where(np.arange(51) < 2, "c", y[rows])
     with pytest.warns(DENInputWarning, match="'c' \\(2\\) have fewer.*class-against-the-rest model"):
         DENClassifier(model=small_binary_model, preset="adapt", finetune_network_steps=2).fit(x[rows], three)
+    with warnings.catch_warnings():  # the default leaves a multiclass task's models as they are anyway
+        warnings.simplefilter("error", DENInputWarning)
+        DENClassifier(model=small_binary_model).fit(x[rows], three)
 
 
 @pytest.mark.parametrize("preset, setting", [

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from den.data.synthetic import make_task
+from den.errors import DENModelError
 from den.evaluate import score, support_query_split
 from den.experiments import evaluate_method, is_fine_tuned, pretrained_model_kind, score_record, split_seed
 from den.report.tables import (
@@ -172,6 +173,12 @@ def test_config_model_keys_of_the_local_embedding_reach_pre_training(tmp_path):
     model.save(tmp_path / "m.npz")
     loaded = load_model(tmp_path / "m.npz", {"kind": "den"})
     assert loaded.config.local_bandwidths == (0.1, 0.3) and loaded.tuples(30).shape == (100, 2)
+    assert [m.config for m in load_model([tmp_path / "m.npz"] * 2, {"kind": "den"})] == [loaded.config] * 2
+    (tmp_path / "bad.npz").write_text("not a model")
+    for spec in ({"kind": "den"}, {"kind": "meta"}):  # the workflow's advice, not `den pretrain`
+        with pytest.raises(DENModelError, match=r"In the workflow: pre-train it again with `snakemake "
+                                                r"--forcerun .*bad\.npz`"):
+            load_model(tmp_path / "bad.npz", spec)
     assert loaded.config.gated_pooling and "den/pool_rho" in loaded.network.weights_dict()
     assert loaded.config.tuple_relevance and "den/phi_q" in loaded.network.weights_dict()
     metrics = evaluate_method({"kind": "den", "variant": "no_finetune"}, make_task("w", 300, 30, seed=5),

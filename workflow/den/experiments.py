@@ -110,16 +110,27 @@ def pretrain_model(tasks: list[Task], params: dict, pretrain: dict, checkpoint_d
 
 def load_model(path, spec: dict):
     """The pre-trained model a method evaluates with: a ``MetaLearner``, a ``DEN``, or for a
-    list of paths (DEN pre-trained with several seeds, ``pretrain.seeds``) a list of ``DEN``."""
-    if spec.get("kind") == "meta":
-        from den.baselines.meta import MetaLearner
+    list of paths (DEN pre-trained with several seeds, ``pretrain.seeds``) a list of ``DEN``.
 
-        return MetaLearner.load(path)
-    from den.model.den import DEN
+    Raises:
+        DENModelError: a file is missing or not a model; the message ends with how the
+            workflow pre-trains it again (``DEN.load``'s own advice is a practitioner's).
+    """
+    from den.errors import DENModelError
 
-    if isinstance(path, (str, os.PathLike)):
-        return DEN.load(path)
-    return [DEN.load(member) for member in path]
+    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    try:
+        if spec.get("kind") == "meta":
+            from den.baselines.meta import MetaLearner
+
+            return MetaLearner.load(path)
+        from den.model.den import DEN
+
+        models = [DEN.load(member) for member in paths]
+    except DENModelError as err:
+        raise DENModelError(f"{err}. In the workflow: pre-train it again with `snakemake --forcerun "
+                            f"{' '.join(map(str, paths))}` (and the run's --configfile options)") from None
+    return models[0] if isinstance(path, (str, os.PathLike)) else models
 
 
 SCORE_KEYS = ("experiment", "setting", "method", "dataset", "repeat")  # what a score file is of

@@ -217,30 +217,30 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
     except ValueError as err:  # FinetuneConfig's field names -> the keywords that set them
         raise DENInputError(name_settings(str(err), _FINETUNE_KEYWORDS)) from None
     fitted = fit_task(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
-    _warn_unadapted(den, config, codes, classes, f"{support_name} labels")
+    _warn_unadapted(config, fitted, codes, classes, f"{support_name} labels")
     return FittedTable(fitted, encoder, classes, x.shape[1])
 
 
-def _warn_unadapted(den: DEN, config: FinetuneConfig | None, codes: np.ndarray, classes: np.ndarray,
-                    what: str) -> None:
-    """Warn where the settings adapt the network but a class has too few support rows for
-    it (``FinetuneConfig.network_min_class_rows``), so the fit is the pre-trained network's."""
-    if config is None or not config.network_steps:
+def _warn_unadapted(config: FinetuneConfig | None, fitted: FittedTask, codes: np.ndarray,
+                    classes: np.ndarray, what: str) -> None:
+    """Warn where the settings adapt the network but the fit left it as pre-trained, for
+    want of support rows (``FinetuneConfig.network_min_class_rows`` of each class): the two
+    classes' network, or (one class against the rest) the classes whose model it is."""
+    if config is None or not config.network_steps or (fitted.one_vs_rest and not config.network_one_vs_rest):
+        return  # nothing to adapt, or a multiclass task's class models left as pre-trained by design
+    groups = fitted.class_models if fitted.one_vs_rest else [fitted.task_models]
+    unadapted = [k for k, models in enumerate(groups)
+                 if models and all(model.network_weights is None for model in models)]
+    if not unadapted:
         return
-    one_vs_rest = den.config.head == "binary" and len(classes) > 2
-    if one_vs_rest and not config.network_one_vs_rest:
-        return  # a multiclass task's class models are not adapted by design
     counts = np.bincount(codes, minlength=len(classes))
-    rest = len(codes) - counts
-    short = [k for k in range(len(classes))
-             if min(counts[k], rest[k] if one_vs_rest else counts[k]) < config.network_min_class_rows]
-    if short:
-        named = ", ".join(f"{label!r} ({counts[k]})" for label, k in zip(classes[short].tolist(), short))
-        models = "the class-against-the-rest model of each" if one_vs_rest else "the network"
-        warnings.warn(f"{what}: class(es) {named} have fewer than the "
-                      f"{config.network_min_class_rows} support rows that network adaptation needs, "
-                      f"so {models} is used as pre-trained, not adapted (as preset 'fast' fits)",
-                      DENInputWarning, stacklevel=3)
+    short = unadapted if fitted.one_vs_rest else \
+        [k for k in range(len(classes)) if counts[k] < config.network_min_class_rows]  # which class
+    named = ", ".join(f"{label!r} ({counts[k]})" for label, k in zip(classes[short].tolist(), short))
+    models = "the class-against-the-rest model of each" if fitted.one_vs_rest else "the network"
+    warnings.warn(f"{what}: class(es) {named} have fewer than the {config.network_min_class_rows} "
+                  f"support rows that network adaptation needs, so {models} is used as pre-trained, "
+                  f"not adapted (as preset 'fast' fits)", DENInputWarning, stacklevel=3)
 
 
 def check_support_size(den: DEN, n_rows: int, n_features: int, available: float | None = None) -> None:

@@ -578,10 +578,10 @@ def planned_model_file(model_files: dict[str, str], path: str) -> None:
     ``model_index``, rule model_copy's target, or one of its values, rule pretrain's), naming a
     few that are."""
     if path.startswith(PRETRAINED_DIR + "/"):
-        if path not in set(model_files.values()):
+        trained = set(model_files.values())
+        if path not in trained:
             kind = path.split("/")[3] if path.count("/") > 3 else ""
-            near = sorted(p for p in set(model_files.values()) if p.split("/")[3] == kind) or \
-                sorted(set(model_files.values()))
+            near = sorted(p for p in trained if p.split("/")[3] == kind) or sorted(trained)
             raise ConfigError(f"{path}: the config pre-trains no such model (these files are named "
                               f"by a digest of their settings, so one of an older config is not "
                               f"planned); its models include {near[:4]}"

@@ -9,7 +9,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))  # noqa: F821  (the den package)
 
 from den.data.tasks import Task  # noqa: E402
-from den.errors import DENModelError  # noqa: E402
 from den.experiments import evaluate_method, load_model, score_record  # noqa: E402
 from den.io import atomic_write  # noqa: E402
 from den.logs import log_to  # noqa: E402
@@ -23,13 +22,7 @@ with log_to(sm.log[0]):
     else:
         protocol = dict(sm.params.protocol)
         method = dict(protocol.pop("method"))
-        try:
-            model = load_model(sm.input.model, method) if "model" in sm.input.keys() else None
-        except DENModelError as err:  # its advice is a practitioner's: say the workflow's
-            files = [sm.input.model] if isinstance(sm.input.model, str) else list(sm.input.model)
-            raise DENModelError(f"{err}. In the workflow: pre-train it again with "
-                                f"`snakemake --forcerun {' '.join(files)}` (and the run's "
-                                f"--configfile options)") from None
+        model = load_model(sm.input.model, method) if "model" in sm.input.keys() else None
         metrics = evaluate_method(method, Task.load(sm.input.data), repeat=repeat, model=model, **protocol)
     record = score_record(metrics, sm.wildcards.experiment, sm.wildcards.setting, sm.wildcards.method,
                           sm.wildcards.dataset, repeat)
