@@ -208,6 +208,59 @@ def test_method_summary_and_latex():
     assert "(b, gen\\_a)" in describe_run(scores)
 
 
+def test_the_best_is_judged_among_the_papers_methods_where_a_table_says_so():
+    """best_among: the paper's tables count "% Best" over the paper's methods; a random forest
+    row added for comparison, best on every split, takes no share and no bold, and says so."""
+    from den.report.tables import latex_dataset_columns_table
+
+    scores = pd.DataFrame({
+        "dataset": ["a", "a", "b", "b"] * 3, "repeat": [0, 1, 0, 1] * 3,
+        "method": ["den"] * 4 + ["lr"] * 4 + ["rf"] * 4,
+        "auc": [0.9, 0.8, 0.7, 0.6, 0.8, 0.8, 0.75, 0.5, 0.95, 0.95, 0.95, 0.95]})
+    methods, labels = ["den", "lr", "rf"], {"den": "DEN", "lr": "Direct LR", "rf": "Forest"}
+    everyone = method_summary(scores, "auc", methods)
+    assert everyone["best_pct"].tolist() == [0.0, 0.0, 100.0]
+    paper = method_summary(scores, "auc", methods, best_among=["den", "lr"])
+    assert paper.loc["den", "best_pct"] == 75.0 and paper.loc["lr", "best_pct"] == 50.0
+    assert np.isnan(paper.loc["rf", "best_pct"]) and paper.loc["rf", "mean"] == pytest.approx(95.0)
+    tex = latex_method_table(paper, "auc", labels, "cap", "t", best_among=["den", "lr"])
+    rows = {line.split(" & ")[0]: line for line in tex.splitlines() if " & " in line}
+    assert rows["DEN"] == "DEN & \\textbf{75.00} (6.45) & \\textbf{75.00\\%} \\\\"
+    assert rows["Forest"] == "Forest & 95.00 (0.00) & -- \\\\"
+    assert "taken among DEN, Direct LR; the other rows are for comparison" in tex
+    assert "taken among" not in latex_method_table(everyone, "auc", labels, "cap", "t")
+    # the paper's tables 5, 7 and 8: a row per method, a column per dataset, bold per column
+    columns = latex_dataset_columns_table(dataset_summary(scores, "auc"), methods, labels, "cap", "t",
+                                          best_among=["den", "lr"])
+    rows = {line.split(" & ")[0]: line for line in columns.splitlines() if " & " in line}
+    assert rows["Method"] == "Method & a & b \\\\"
+    assert rows["DEN"] == "DEN & \\textbf{85.00} (5.00) & \\textbf{65.00} (5.00) \\\\"
+    assert rows["Direct LR"] == "Direct LR & 80.00 (0.00) & 62.50 (12.50) \\\\"
+    assert rows["Forest"] == "Forest & 95.00 (0.00) & 95.00 (0.00) \\\\"
+    assert "taken among DEN, Direct LR;" in columns
+    plain = latex_dataset_columns_table(dataset_summary(scores, "auc"), methods, labels, "cap", "t")
+    assert "Forest & \\textbf{95.00} (0.00) & \\textbf{95.00} (0.00)" in plain and "taken among" not in plain
+    by_dataset = latex_dataset_table(dataset_summary(scores, "auc"), methods, labels, "cap", "t",
+                                     best_among=["den", "lr"])
+    rows = {line.split(" & ")[0]: line for line in by_dataset.splitlines() if " & " in line}
+    assert rows["Best on"] == "Best on & \\textbf{2} & 0 & -- \\\\"
+
+
+def test_layout_keys_are_checked():
+    config = {"datasets": {"a": {"source": "sklearn"}, "p": {"source": "sklearn"}},
+              "methods": {"den": {"kind": "den"}, "rf": {"kind": "direct", "model": "random_forest"}},
+              "experiments": {"t": {"datasets": ["a"], "methods": ["den", "rf"], "pretrain_on": ["p"],
+                                    "per_dataset": "columns", "best_among": ["den"]}}}
+    assert experiments(config)["t"]["best_among"] == ["den"]
+    for change, message in (({"best_among": ["knn"]}, "best_among: 'knn' is not one of the methods"),
+                            ({"sweep": {"order": [1, 2]}}, "per_dataset: a sweep's table"),
+                            ({"sweep": {"order": [1, 2]}, "per_dataset": False}, "best_among: a sweep's"),
+                            ({"reference": ["rf"]}, "reference needs per_dataset: true")):
+        bad = {**config, "experiments": {"t": {**config["experiments"]["t"], **change}}}
+        with pytest.raises(ConfigError, match=message):
+            experiments(bad)
+
+
 def test_a_sweep_tables_csv_holds_the_numbers_of_its_tex():
     """Percent means and standard errors over repeats, per swept value, method and dataset,
     in the CSV as in the LaTeX table (the CSV held fractions and standard deviations)."""
@@ -220,9 +273,19 @@ def test_a_sweep_tables_csv_holds_the_numbers_of_its_tex():
     assert list(summary.columns) == ["mean", "se", "n"]
     assert summary.loc[(1, "den", "a")].tolist() == pytest.approx([85.0, 5.0, 2])
     assert summary.loc[(3, "den", "b")].tolist() == pytest.approx([85.0, 5.0, 2])
-    tex = latex_sweep_table(scores, "auc", "den", "cap", "table:r")
+    tex = latex_sweep_table(scores, "auc", ["den"], "cap", "table:r")
     assert "1 & \\textbf{85.00} (5.00) & 70.00 (0.00) \\\\" in tex
     assert "3 & 65.00 (5.00) & \\textbf{85.00} (5.00) \\\\" in tex
+    # a method the sweep leaves alone (a classical reference) gets a block of its own rows
+    reference = scores.assign(method="rf", auc=[0.8, 0.8, 0.95, 0.95] * 2)
+    both = latex_sweep_table(pd.concat([scores, reference]), "auc", ["den", "rf"], "cap", "table:r")
+    rows = [line for line in both.splitlines() if " & " in line]
+    assert rows == ["Method & order & a & b \\\\",
+                    "den & 1 & \\textbf{85.00} (5.00) & 70.00 (0.00) \\\\",
+                    " & 3 & 65.00 (5.00) & 85.00 (5.00) \\\\",
+                    "rf & 1 & 80.00 (0.00) & \\textbf{95.00} (0.00) \\\\",
+                    " & 3 & 80.00 (0.00) & \\textbf{95.00} (0.00) \\\\"]
+    assert both.count("\\midrule") == 2
 
 
 def test_per_dataset_table_counts_datasets_won():

@@ -36,7 +36,8 @@ MODEL_DIGEST_CHARS = 10
 EXPERIMENT_DEFAULTS = {"caption": "", "head": "binary", "metric": "auc", "n_support": 50, "max_query": None,
                        "repeats": 20, "model": {}, "sweep": None, "pretrain_on": None,
                        "subtask_features": None, "subtasks": 1, "figure": False, "compare_to": None,
-                       "per_dataset": False, "reference": None, "reference_method": "den"}
+                       "per_dataset": False, "best_among": None, "reference": None,
+                       "reference_method": "den"}
 SIMULATED = "simulated"
 GENERATED = "generated"  # in pretrain_on: every task of the config's generated_tasks section
 GENERATED_PREFIX = "gen-"
@@ -230,6 +231,7 @@ def experiments(config: dict) -> dict[str, dict]:
                                   f"({', '.join(f'{k} {full[k]} here, {theirs[k]} there' for k in differ)}), "
                                   f"so its scores do not pair with this experiment's; give both the same")
         _check_reference(name, full)
+        _check_layout(name, full)
         _check_binary_pretraining(name, full, config)
         _check_overrides(name, full, config)
         if leave_one_out(full) and len(full["datasets"]) < 2:
@@ -287,12 +289,24 @@ def _check_binary_pretraining(name: str, full: dict, config: dict) -> None:
                                   f"cut multiclass sets into binary tasks (pretrain.multiclass_cuts)")
 
 
+def _check_layout(name: str, full: dict) -> None:
+    """``best_among`` names methods of the experiment; a sweep has its own table layout."""
+    for method in full["best_among"] or []:
+        if method not in full["methods"]:
+            raise ConfigError(f"experiments.{name}.best_among: {method!r} is not one of the methods of "
+                              f"the experiment ({full['methods']})")
+    if full["sweep"] and (full["per_dataset"] or full["best_among"]):
+        key = "per_dataset" if full["per_dataset"] else "best_among"
+        raise ConfigError(f"experiments.{name}.{key}: a sweep's table has a row per swept value and no "
+                          f"per-method best; leave {key} out of a sweep")
+
+
 def _check_reference(name: str, full: dict) -> None:
     """``reference`` (the classical methods) and ``reference_method`` (DEN) name methods of the
     experiment, apart, in a per-dataset table."""
     if not full["reference"]:
         return
-    if not full["per_dataset"] or full["sweep"]:
+    if full["per_dataset"] is not True or full["sweep"]:
         raise ConfigError(f"experiments.{name}.reference needs per_dataset: true (and no sweep)")
     for key, names in (("reference", full["reference"]), ("reference_method", [full["reference_method"]])):
         for method in names:

@@ -14,7 +14,7 @@ spec = sm.params.experiment
 with log_to(sm.log[0]):
     scores = tables.collect(sm.input.scores)
     title = tables.describe_run(scores, latex=False)
-    fig = tables.plot_sweep(scores, spec["metric"], spec["methods"][0], title)
+    fig = tables.plot_sweep(scores, spec["metric"], spec["methods"], title)
     for fmt in ("pdf", "png"):
         with atomic_write(sm.output[fmt]) as handle:
             fig.savefig(handle, format=fmt, dpi=150)

@@ -18,23 +18,28 @@ with log_to(sm.log[0]):
     datasets, reference = tables.dataset_summary(scores, spec["metric"]), None
     if spec["sweep"]:
         summary = tables.sweep_summary(scores, spec["metric"])
-        tex = tables.latex_sweep_table(scores, spec["metric"], spec["methods"][0], caption, label)
+        tex = tables.latex_sweep_table(scores, spec["metric"], spec["methods"], caption, label,
+                                        dict(sm.params.labels))
     else:
-        summary = tables.method_summary(scores, spec["metric"], spec["methods"])
+        among = spec["best_among"]
+        summary = tables.method_summary(scores, spec["metric"], spec["methods"], among)
         if spec["compare_to"]:
             baseline = tables.collect(sm.input.baseline)
             summary = summary.join(tables.improvement(scores, baseline, spec["metric"], spec["methods"]))
-        if spec["per_dataset"]:
+        labels = dict(sm.params.labels)
+        if spec["per_dataset"] == "columns":
+            tex = tables.latex_dataset_columns_table(datasets, spec["methods"], labels, caption, label, among)
+        elif spec["per_dataset"]:
             if spec["reference"]:  # DEN against the best classical method of the table
                 reference = tables.reference_differences(scores, spec["metric"], spec["reference_method"],
                                                          spec["reference"])
-                note = tables.reference_note(reference[1], dict(sm.params.labels))
+                note = tables.reference_note(reference[1], labels)
                 caption = f"{caption}; {tables.latex_escape(note)}"
                 summary, datasets = tables.with_reference(summary, datasets, reference)
             tex = tables.latex_dataset_table(tables.dataset_summary(scores, spec["metric"]), spec["methods"],
-                                             dict(sm.params.labels), caption, label, reference)
+                                             labels, caption, label, reference, among)
         else:
-            tex = tables.latex_method_table(summary, spec["metric"], dict(sm.params.labels), caption, label)
+            tex = tables.latex_method_table(summary, spec["metric"], labels, caption, label, among)
     with atomic_write(sm.output.tex, "w") as handle:
         handle.write(tex)
     with atomic_write(sm.output.csv, "w") as handle:

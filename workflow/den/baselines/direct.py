@@ -5,7 +5,7 @@ Features are imputed (median of the support set) and standardised on the support
 and the comparators a practitioner asks for first: gradient-boosted trees
 (HistGradientBoostingClassifier, which handles missing values itself) and k-nearest
 neighbours (k = 5, or fewer when the support set is smaller). These keep scikit-learn's
-defaults (the paper's rows).
+defaults (the paper has no rows for them: its direct baselines are LR and the NNs).
 
 Strong classical baselines, as a practitioner with about 50 labelled rows would tune them:
 ``random_forest`` (500 trees after median imputation), ``gradient_boosting_small``

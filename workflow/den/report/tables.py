@@ -21,20 +21,28 @@ def collect(paths) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def method_summary(scores: pd.DataFrame, metric: str, methods: list[str]) -> pd.DataFrame:
+def method_summary(scores: pd.DataFrame, metric: str, methods: list[str],
+                   best_among: list[str] | None = None) -> pd.DataFrame:
     """Per method: mean and standard error (in %) over all (dataset, repeat) pairs, and the
     share of pairs where the method scores best (ties count for every tied method).
+
+    Args:
+        best_among: the methods the best is taken among (the paper's tables count "% Best"
+            over the paper's methods only); a method outside them gets best_pct NaN. None:
+            all of ``methods``.
 
     Returns:
         DataFrame indexed by method with columns mean, se, best_pct, n.
     """
     wide = scores.pivot_table(index=["dataset", "repeat"], columns="method", values=metric)
     wide = wide[[m for m in methods if m in wide.columns]]
-    best = wide.max(axis=1)
+    among = [m for m in (best_among or methods) if m in wide.columns]
+    best = wide[among].max(axis=1)
+    best_pct = 100 * wide.eq(best, axis=0).sum() / len(wide)
     out = pd.DataFrame({
         "mean": 100 * wide.mean(),
         "se": 100 * wide.std(ddof=1) / np.sqrt(wide.count()),
-        "best_pct": 100 * wide.eq(best, axis=0).sum() / len(wide),
+        "best_pct": best_pct.where(best_pct.index.isin(among)),
         "n": wide.count(),
     })
     out.index.name = "method"
@@ -187,22 +195,38 @@ def _fmt(value: float, digits: int = 2) -> str:
     return "--" if not np.isfinite(value) else f"{value:.{digits}f}"
 
 
+def _among_note(methods: list[str], best_among: list[str] | None, labels: dict[str, str]) -> str | None:
+    """The line under a table that names the methods its best is taken among, where that is
+    not all of them (None otherwise)."""
+    if not best_among or set(methods) <= set(best_among):
+        return None
+    names = ", ".join(latex_escape(labels.get(m, m)) for m in methods if m in best_among)
+    return (f"{{\\footnotesize The best (bold, \\% Best) is taken among {names}; "
+            f"the other rows are for comparison.}}")
+
+
 def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str], caption: str,
-                       label: str) -> str:
+                       label: str, best_among: list[str] | None = None) -> str:
     """A booktabs table like the paper's: method, "mean (s.e.)", % best; best in bold. With
     "improvement" columns in ``summary`` (see ``improvement``), a last column "Improv.". Where
     ties make the % best column add up to more than 100, a line under the table says why.
+
+    Args:
+        best_among: the methods the bold mean is chosen among (``method_summary``'s
+            best_among, whose % best the others lack: "--"); a line under the table names
+            them. None: all methods.
     """
-    best_mean, best_pct = summary["mean"].max(), summary["best_pct"].max()
+    among = summary.index.isin(best_among) if best_among else np.ones(len(summary), bool)
+    best_mean, best_pct = summary["mean"][among].max(), summary["best_pct"].max()
     extra = "improvement" in summary.columns
     head = f"Method & {METRIC_LABELS[metric]} & \\% Best" + (" & Improv. (\\%)" if extra else "")
     lines = ["\\begin{table}[t]", f"\\caption{{{caption}}}", f"\\label{{{label}}}", "\\begin{center}",
              "\\begin{tabular}{lcc" + ("c" if extra else "") + "}", "\\toprule", head + " \\\\", "\\midrule"]
-    for method, row in summary.iterrows():
+    for (method, row), judged in zip(summary.iterrows(), among):
         mean = _fmt(row["mean"])
-        if np.isfinite(row["mean"]) and row["mean"] == best_mean:
+        if judged and np.isfinite(row["mean"]) and row["mean"] == best_mean:
             mean = f"\\textbf{{{mean}}}"
-        pct = _fmt(row["best_pct"]) + "\\%"
+        pct = _fmt(row["best_pct"]) + ("\\%" if np.isfinite(row["best_pct"]) else "")
         if row["best_pct"] == best_pct:
             pct = f"\\textbf{{{pct}}}"
         name = latex_escape(labels.get(method, method))
@@ -214,22 +238,57 @@ def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str
     if summary["best_pct"].sum() > 100 + 1e-9:
         lines.append("\\\\[2pt]{\\footnotesize \\% Best: the share of splits where a method scores "
                      "best; tied methods count each, so the column adds up to more than 100\\%.}")
+    note = _among_note(list(summary.index), best_among, labels)
+    if note:
+        lines.append("\\\\[2pt]" + note)
     lines += ["\\end{center}", "\\end{table}", ""]
     return "\n".join(lines)
 
 
-def _dataset_grid(per_dataset: pd.DataFrame, methods: list[str]):
-    """Means, standard errors, the bold mask (row best) and "datasets won" of a per-dataset table.
-    The best is judged on the means as printed (2 decimals): equal as shown counts for each."""
+def _dataset_grid(per_dataset: pd.DataFrame, methods: list[str], best_among: list[str] | None = None):
+    """Means, standard errors, the bold mask (row best) and "datasets won" of a per-dataset table,
+    each indexed by dataset (rows) and method (columns). The best is judged on the means as
+    printed (2 decimals): equal as shown counts for each; with ``best_among``, among those
+    methods only (the others are never bold and win nothing)."""
     means = per_dataset.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
     ses = per_dataset.pivot(index="dataset", columns="method", values="se").reindex(columns=methods)
     shown = means.round(2)
-    best = shown.eq(shown.max(axis=1), axis=0)
+    judged = [m for m in methods if not best_among or m in best_among]
+    best = shown.eq(shown[judged].max(axis=1), axis=0) & np.isin(methods, judged)[None, :]
     return means, ses, best, best.sum(axis=0)
 
 
+def latex_dataset_columns_table(per_dataset: pd.DataFrame, methods: list[str], labels: dict[str, str],
+                                caption: str, label: str, best_among: list[str] | None = None) -> str:
+    """A booktabs table like the paper's tables 5, 7 and 8: a row per method, a column per
+    dataset with the method's "mean (s.e.)" over repeats, the column's best mean in bold (as
+    printed; among ``best_among`` where given, named in a line under the table).
+
+    Args:
+        per_dataset: ``dataset_summary`` of one setting: columns dataset, method, mean, se.
+        methods: the methods, in row order.
+    """
+    means, ses, best, _ = _dataset_grid(per_dataset, methods, best_among)
+    heads = [latex_escape(str(d)) for d in means.index]
+    lines = ["\\begin{table}[t]", f"\\caption{{{caption}}}", f"\\label{{{label}}}", "\\begin{center}",
+             "\\begin{tabular}{l" + "c" * len(heads) + "}", "\\toprule",
+             "Method & " + " & ".join(heads) + " \\\\", "\\midrule"]
+    for method in methods:
+        shown = [_fmt(means.at[d, method]) for d in means.index]
+        cells = [(f"\\textbf{{{mean}}}" if best.at[d, method] else mean) + f" ({_fmt(ses.at[d, method])})"
+                 for mean, d in zip(shown, means.index)]
+        lines.append(latex_escape(labels.get(method, method)) + " & " + " & ".join(cells) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    note = _among_note(methods, best_among, labels)
+    if note:
+        lines.append("\\\\[2pt]" + note.replace(", \\% Best", ""))
+    lines += ["\\end{center}", "\\end{table}", ""]
+    return "\n".join(lines)
+
+
 def latex_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels: dict[str, str],
-                        caption: str, label: str, reference: tuple[pd.DataFrame, dict] | None = None) -> str:
+                        caption: str, label: str, reference: tuple[pd.DataFrame, dict] | None = None,
+                        best_among: list[str] | None = None) -> str:
     """A booktabs table per dataset: a row each with every method's "mean (s.e.)" over repeats
     (the row's best in bold), then "Mean" (each method's mean over datasets) and "Best on"
     (on how many datasets the method has the row's best mean; ties count for each).
@@ -242,8 +301,10 @@ def latex_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels: d
             dataset (s.e. over repeats), on the Mean row its mean over datasets (s.e. over
             datasets) and on the Best on row "beats all on k of n" (datasets where the
             reference method beats every classical method).
+        best_among: the methods the bold and "Best on" are judged among (a line under the
+            table names them); None: all.
     """
-    means, ses, best, wins = _dataset_grid(per_dataset, methods)
+    means, ses, best, wins = _dataset_grid(per_dataset, methods, best_among)
     overall = means.mean(axis=0)
     extra = _reference_cells(reference, labels, means.index)
     bold = "\\textbf{{{}}}".format
@@ -258,12 +319,18 @@ def latex_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels: d
         cells += [extra[1][dataset]] if extra else []
         lines.append(latex_escape(dataset) + " & " + " & ".join(cells) + " \\\\")
     lines.append("\\midrule")
-    mean_cells = [bold(_fmt(overall[m])) if overall[m] == overall.max() else _fmt(overall[m])
-                  for m in methods]
+    judged = [m for m in methods if not best_among or m in best_among]
+    mean_cells = [bold(_fmt(overall[m])) if m in judged and overall[m] == overall[judged].max()
+                  else _fmt(overall[m]) for m in methods]
     lines.append("Mean & " + " & ".join(mean_cells + ([extra[2]] if extra else [])) + " \\\\")
-    win_cells = [bold(wins[m]) if wins[m] == wins.max() else str(wins[m]) for m in methods]
+    win_cells = [bold(wins[m]) if m in judged and wins[m] == wins.max() else
+                 (str(wins[m]) if m in judged else "--") for m in methods]
     lines.append("Best on & " + " & ".join(win_cells + ([extra[3]] if extra else [])) + " \\\\")
-    lines += ["\\bottomrule", "\\end{tabular}", "\\end{center}", "\\end{table}", ""]
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    note = _among_note(methods, best_among, labels)
+    if note:
+        lines.append("\\\\[2pt]" + note.replace(", \\% Best", ""))
+    lines += ["\\end{center}", "\\end{table}", ""]
     return "\n".join(lines)
 
 
@@ -329,42 +396,59 @@ def sweep_summary(scores: pd.DataFrame, metric: str) -> pd.DataFrame:
     return pd.DataFrame({"mean": grouped.mean(), "se": grouped.std(ddof=1) / np.sqrt(n), "n": n})
 
 
-def latex_sweep_table(scores: pd.DataFrame, metric: str, method: str, caption: str, label: str) -> str:
-    """Rows: swept values; columns: datasets; cells "mean (s.e.)" of ``method``
-    (``sweep_summary``), best per column in bold (the ablation table of the dependency order r)."""
+def latex_sweep_table(scores: pd.DataFrame, metric: str, methods: list[str], caption: str, label: str,
+                      labels: dict[str, str] | None = None) -> str:
+    """Rows: swept values (one block of them per method, the method named in a first column
+    where there are several); columns: datasets; cells "mean (s.e.)" (``sweep_summary``), the
+    best mean of each column in bold (the ablation table of the dependency order r).
+
+    A method the sweep does not change (a classical baseline) shows the same scores on each of
+    its rows: a reference for the swept one.
+    """
     key = sweep_values(scores)["sweep_key"].iloc[0]
-    summary = sweep_summary(scores[scores["method"] == method], metric).xs(method, level="method")
+    summary = sweep_summary(scores[scores["method"].isin(methods)], metric)
     mean, se = summary["mean"].unstack("dataset"), summary["se"].unstack("dataset")
-    datasets = list(mean.columns)
+    datasets, named = list(mean.columns), len(methods) > 1
+    best = mean.max(axis=0)
+    head = ("Method & " if named else "") + latex_escape(key)
     lines = ["\\begin{table}[t]", f"\\caption{{{caption}}}", f"\\label{{{label}}}", "\\begin{center}",
-             "\\begin{tabular}{l" + "c" * len(datasets) + "}", "\\toprule",
-             latex_escape(key) + " & " + " & ".join(latex_escape(d) for d in datasets) + " \\\\", "\\midrule"]
-    for value in mean.index:
-        cells = []
-        for d in datasets:
-            text = f"{_fmt(mean.loc[value, d])} ({_fmt(se.loc[value, d])})"
-            if mean.loc[value, d] == mean[d].max():
-                text = f"\\textbf{{{_fmt(mean.loc[value, d])}}} ({_fmt(se.loc[value, d])})"
-            cells.append(text)
-        label_value = f"{value:g}"
-        lines.append(f"{label_value} & " + " & ".join(cells) + " \\\\")
+             "\\begin{tabular}{l" + "l" * named + "c" * len(datasets) + "}", "\\toprule",
+             head + " & " + " & ".join(latex_escape(d) for d in datasets) + " \\\\", "\\midrule"]
+    for number, method in enumerate(methods):
+        if number:
+            lines.append("\\midrule")
+        rows = mean.xs(method, level="method")
+        for row, value in enumerate(rows.index):
+            cells = []
+            for d in datasets:
+                shown = _fmt(mean.loc[(value, method), d])
+                if mean.loc[(value, method), d] == best[d]:
+                    shown = f"\\textbf{{{shown}}}"
+                cells.append(f"{shown} ({_fmt(se.loc[(value, method), d])})")
+            name = latex_escape((labels or {}).get(method, method)) if row == 0 else ""
+            first = f"{name} & " if named else ""
+            lines.append(f"{first}{value:g} & " + " & ".join(cells) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}", "\\end{center}", "\\end{table}", ""]
     return "\n".join(lines)
 
 
-def plot_sweep(scores: pd.DataFrame, metric: str, method: str, title: str):
-    """Line plot of the metric against the swept value, one line per dataset (with s.e.)."""
+def plot_sweep(scores: pd.DataFrame, metric: str, methods: list[str], title: str):
+    """Line plot of the metric against the swept value, one line per dataset (with s.e.), and
+    per method where there are several (a method the sweep does not change is flat)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    data = sweep_values(scores[scores["method"] == method])
+    data = sweep_values(scores[scores["method"].isin(methods)])
     fig, ax = plt.subplots(figsize=(5, 3.5))
-    for dataset, rows in data.groupby("dataset"):
-        grouped = rows.groupby("sweep_value")[metric]
-        mean, se = 100 * grouped.mean(), 100 * grouped.std(ddof=1).fillna(0) / np.sqrt(grouped.count())
-        ax.errorbar(mean.index, mean.values, yerr=se.values, marker="o", capsize=3, label=dataset)
+    for method in methods:
+        for dataset, rows in data[data["method"] == method].groupby("dataset"):
+            grouped = rows.groupby("sweep_value")[metric]
+            mean, se = 100 * grouped.mean(), 100 * grouped.std(ddof=1).fillna(0) / np.sqrt(grouped.count())
+            name = f"{dataset}, {method}" if len(methods) > 1 else dataset
+            ax.errorbar(mean.index, mean.values, yerr=se.values, marker="o", capsize=3, label=name,
+                        linestyle="-" if method == methods[0] else "--")
     ax.set_xlabel(data["sweep_key"].iloc[0].replace("n_keypoints", "number of PLF keypoints"))
     ax.set_ylabel(f"average test {metric.upper() if metric == 'auc' else metric} (%)")
     ax.set_title(title, fontsize=9)
