@@ -511,13 +511,50 @@ def test_model_settings_are_checked_when_the_jobs_are_planned():
             ({"experiments": {"t": {**config["experiments"]["t"], "pretrain": {"support_rows_min": 300}}}},
              r"^experiments.t.pretrain \(over the pretrain section\): .*support_rows_min"),
             ({"shipped": {"pretrain_on": ["p"], "pretrain": {"query_rows": 0}}},
-             r"shipped.pretrain .*query_rows must be >= 1")):
+             r"shipped.pretrain .*query_rows must be >= 1"),
+            # a method's own fine-tuning, over the section
+            ({"finetune": {"ensemble": 1},
+              "methods": {"den": {"kind": "den", "finetune": {"early_stopping": True}}}},
+             r"methods.den.finetune \(over the finetune section\): .*ensemble >= 2"),
+            ({"methods": {"den": {"kind": "den", "finetune": {"epoch": 3}}}},
+             r"methods.den.finetune .*'epoch'.*FinetuneConfig's keys")):
         with pytest.raises(ConfigError, match=message):
             model_index({**config, **bad})
     program = ("import sys; from den.workflow_config import model_index; "
                f"model_index({config!r}); print('tensorflow' in sys.modules)")
     run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
     assert run.stdout.split() == ["False"], run.stderr
+
+
+def test_a_method_fine_tunes_with_its_own_settings_over_the_section():
+    """methods.<name>.finetune: two fine-tuned DEN methods of one table compare fine-tuning
+    settings; each evaluation gets the section with the method's keys over it, a method
+    without its own gets the section, and no other method carries fine-tuning settings."""
+    from den.workflow_config import evaluation_protocol, score_index
+
+    config = {"seed": 1, "finetune": {"epochs": 10, "learning_rate": 0.001},
+              "datasets": {name: {"source": "sklearn"} for name in ("a", "p")},
+              "methods": {"den": {"kind": "den"},
+                          "den_fast_lr": {"kind": "den", "finetune": {"learning_rate": 0.01}},
+                          "den_same": {"kind": "den", "finetune": {"learning_rate": 0.001}, "label": "again"},
+                          "no_ft": {"kind": "den", "variant": "no_finetune"}},
+              "experiments": {"t": {"datasets": ["a"], "methods": ["den", "den_fast_lr", "den_same", "no_ft"],
+                                    "pretrain_on": ["p"], "repeats": 1}}}
+    spec = experiments(config)["t"]
+    protocols = {m: evaluation_protocol(config, spec, m) for m in spec["methods"]}
+    assert protocols["den_fast_lr"]["finetune_config"] == {"epochs": 10, "learning_rate": 0.01}
+    assert protocols["den"]["finetune_config"] == {"epochs": 10, "learning_rate": 0.001}
+    assert protocols["no_ft"]["finetune_config"] is None
+    assert "finetune" not in protocols["den_fast_lr"]["method"]
+    # the method whose settings are the section's is the same evaluation as den: copied
+    from den.workflow_config import model_index
+
+    index = score_index(config, model_index(config))
+    assert index == {"results/scores/t/base/den_same/a/0.json": "results/scores/t/base/den/a/0.json"}
+    bad = {**config, "methods": {**config["methods"], "no_ft": {"kind": "den", "variant": "no_finetune",
+                                                               "finetune": {"epochs": 3}}}}
+    with pytest.raises(ConfigError, match="methods.no_ft: .*finetune would be ignored"):
+        experiments(bad)
 
 
 def test_a_target_of_no_experiment_names_the_experiments_there_are():

@@ -41,7 +41,7 @@ def check_method(name: str, spec: dict) -> None:
     kind = spec.get("kind")
     if kind not in METHOD_KINDS:
         raise ValueError(f"method {name!r}: kind must be one of {METHOD_KINDS}, got {kind!r}")
-    keys = {"den": {"kind", "variant", "label"}, "direct": {"kind", "model", "hidden", "label"},
+    keys = {"den": {"kind", "variant", "label", "finetune"}, "direct": {"kind", "model", "hidden", "label"},
             "meta": {"kind", "model", "settings", "label"}}[kind]
     ignored = sorted(set(spec) - keys)
     if ignored or ("hidden" in spec and spec.get("model") != "mlp"):
@@ -50,6 +50,9 @@ def check_method(name: str, spec: dict) -> None:
                          f"{sorted(keys)} (hidden: mlp only)")
     if kind == "den" and spec.get("variant", "den") not in DEN_VARIANTS:
         raise ValueError(f"method {name!r}: variant must be one of {DEN_VARIANTS}")
+    if "finetune" in spec and not is_fine_tuned(spec):
+        raise ValueError(f"method {name!r}: finetune would be ignored: only variant 'den' fine-tunes "
+                         f"(variant {spec.get('variant')!r} does not)")
     if kind == "direct" and spec.get("model") not in DIRECT_MODELS:
         raise ValueError(f"method {name!r}: model must be one of {DIRECT_MODELS}, got {spec.get('model')!r}")
     if kind == "meta":

@@ -505,12 +505,18 @@ def evaluation_protocol(config: dict, spec: dict, method: str) -> dict:
     for the fine-tuned DEN variant, so changing them reruns only its evaluations) and
     ``keypoint_options``."""
     entry = config["methods"][method]
-    method_entry = {key: value for key, value in entry.items() if key != "label"}
+    method_entry = {key: value for key, value in entry.items() if key not in ("label", "finetune")}
     return {"method": method_entry, "n_support": spec["n_support"],
             "subtask_features": spec["subtask_features"], "max_query": spec["max_query"],
             "subtasks": spec["subtasks"], "seed": config["seed"],
-            "finetune_config": config.get("finetune", {}) if is_fine_tuned(entry) else None,
+            "finetune_config": finetune_params(config, entry) if is_fine_tuned(entry) else None,
             **keypoint_options(config, entry)}
+
+
+def finetune_params(config: dict, entry: dict) -> dict:
+    """``FinetuneConfig``'s keyword arguments for a fine-tuned DEN method: the top-level
+    ``finetune`` section, then the method's own ``finetune`` over it."""
+    return {**(config.get("finetune") or {}), **(entry.get("finetune") or {})}
 
 
 def evaluation_model_files(config: dict, model_files: dict[str, str], experiment: str, spec: dict,
@@ -731,6 +737,10 @@ def model_index(config: dict) -> dict[str, str]:
 
     alike: dict[str, list[tuple[str, str]]] = {}  # model -> (path, kind) of each that trains it
     _check_settings("finetune", FinetuneConfig, config.get("finetune") or {})
+    for method, entry in config["methods"].items():
+        if entry.get("finetune") and is_fine_tuned(entry):
+            _check_settings(f"methods.{method}.finetune (over the finetune section)", FinetuneConfig,
+                            finetune_params(config, entry))
     if config.get("shipped"):
         for use_calibration in (False, True):
             _check_settings("shipped.model", ModelConfig, shipped_model_params(config, use_calibration))
