@@ -279,3 +279,36 @@ def test_baseline_modules_import_no_circle():
     assert not circles, {module: sorted(graph[module]) for module in circles}
     assert sorted(registry.registered()) == sorted(BASELINES)
     assert make_baseline("tnet", MetaConfig(steps=1)).name == "tnet"
+
+
+def test_a_baseline_of_ones_own_is_known_once_registered(training_tasks, tmp_path, monkeypatch):
+    """den.baselines.meta's recipe for a new baseline: subclass MetaLearner, register it; then
+    make_baseline, MetaLearner.load and a config's method entry know it, and it learns."""
+    from den.baselines import registry
+    from den.baselines.meta import baseline_names
+    from den.baselines.metric import neg_sq_distance, prototypes
+    from den.experiments import check_method
+
+    class ScaledNearestMean(MetaLearner):
+        name = "scaled_nearest_mean"
+
+        def init_params(self, rng):
+            return [np.ones(self.config.n_inputs, np.float32)]  # a learnt weight per input
+
+        def scores(self, xs, ys, xq):
+            weight = self.params[0]
+            return neg_sq_distance(xq * weight, prototypes(xs * weight, ys))
+
+    with pytest.raises(ValueError, match="method 'mine': model must be one of .*see den.baselines.meta"):
+        check_method("mine", {"kind": "meta", "model": "scaled_nearest_mean"})
+    monkeypatch.setitem(registry._CLASSES, "scaled_nearest_mean", ScaledNearestMean)
+    assert baseline_names()[:len(BASELINES)] == BASELINES and baseline_names()[-1] == "scaled_nearest_mean"
+    check_method("mine", {"kind": "meta", "model": "scaled_nearest_mean", "settings": {"steps": 50}})
+    learner = make_baseline("scaled_nearest_mean", _config("scaled_nearest_mean", steps=100))
+    learner.pretrain(training_tasks)
+    learner.save(tmp_path / "mine.npz")
+    again = MetaLearner.load(tmp_path / "mine.npz")
+    assert type(again) is ScaledNearestMean
+    plain, mirror = _held_out_aucs(again)
+    print(f"scaled nearest mean: held-out mean AUC {np.mean(plain + mirror):.3f}")
+    assert np.mean(plain + mirror) >= 0.7  # nearest class mean reads direction from the support set

@@ -36,7 +36,7 @@ def check_method(name: str, spec: dict) -> None:
     import dataclasses
 
     from den.baselines.direct import DIRECT_MODELS
-    from den.baselines.meta import BASELINES, MetaConfig
+    from den.baselines.meta import MetaConfig, baseline_names
 
     kind = spec.get("kind")
     if kind not in METHOD_KINDS:
@@ -56,8 +56,9 @@ def check_method(name: str, spec: dict) -> None:
     if kind == "direct" and spec.get("model") not in DIRECT_MODELS:
         raise ValueError(f"method {name!r}: model must be one of {DIRECT_MODELS}, got {spec.get('model')!r}")
     if kind == "meta":
-        if spec.get("model") not in BASELINES:
-            raise ValueError(f"method {name!r}: model must be one of {BASELINES}, got {spec.get('model')!r}")
+        if spec.get("model") not in baseline_names():
+            raise ValueError(f"method {name!r}: model must be one of {baseline_names()}, got "
+                             f"{spec.get('model')!r} (a baseline of your own: see den.baselines.meta)")
         known = {f.name for f in dataclasses.fields(MetaConfig)} - {"head", "seed"}
         unknown = sorted(set(spec.get("settings") or {}) - known)
         if unknown:

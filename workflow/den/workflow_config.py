@@ -157,6 +157,11 @@ def experiments(config: dict) -> dict[str, dict]:
     if zoo_names:
         raise ConfigError(f"datasets: {zoo_names} start with 'sim-', which names the CNN-zoo tasks "
                           f"(sim-<images>-p<percent>, from the cnn_zoo section); rename them")
+    for method, entry in config["methods"].items():  # every entry, used by a table or not
+        try:
+            check_method(method, entry)
+        except ValueError as err:
+            raise ConfigError(f"methods.{method}: {err}") from err
     out = {}
     for name, spec in config["experiments"].items():
         full = {**EXPERIMENT_DEFAULTS, **spec}
@@ -186,10 +191,6 @@ def experiments(config: dict) -> dict[str, dict]:
             if method not in config["methods"]:
                 raise ConfigError(f"experiments.{name}.methods: unknown method {method!r}; "
                                   f"define it under 'methods' (known: {sorted(config['methods'])})")
-            try:
-                check_method(method, config["methods"][method])
-            except ValueError as err:
-                raise ConfigError(f"methods.{method}: {err}") from err
         if full["sweep"] is not None and len(full["sweep"]) != 1:
             raise ConfigError(f"experiments.{name}.sweep: give exactly one key to sweep, not "
                               f"{sorted(full['sweep'])} (a config given with --configfile is merged "

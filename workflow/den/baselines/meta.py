@@ -14,6 +14,13 @@ Iwata & Kumagai (2020) (``den.baselines.metric``), MAML, BMAML and T-Net
 (``den.baselines.maml``). Those modules register their classes in ``den.baselines.registry``,
 where ``make_baseline`` and ``MetaLearner.load`` find them; this module imports neither.
 
+Adding a baseline: subclass ``MetaLearner`` with a ``name``, ``init_params(rng)`` (a list of
+numpy arrays, the trainable parameters) and ``scores(xs, ys, xq)`` ((Q, K) logits of the query
+rows from the support rows and their one-hot labels; see ``ProtoNet`` in
+``den.baselines.metric``), call ``registry.register(YourClass)`` in its module, and import
+that module in ``den/baselines/__init__.py``. ``make_baseline``, ``MetaLearner.load`` and the
+workflow's config (``methods.<name>: {kind: meta, model: <its name>}``) then know it.
+
 Shared protocol:
 - Features are standardised with the support set's mean and standard deviation (missing
   values become the mean, i.e. 0) and clipped to [-5, 5]; in pre-training each episode is
@@ -385,10 +392,17 @@ class MetaLearner(abc.ABC):
         return learner
 
 
+def baseline_names() -> tuple[str, ...]:
+    """Every baseline ``make_baseline`` can build: ``BASELINES`` (the paper's), then any other
+    class registered in ``den.baselines.registry``."""
+    return (*BASELINES, *(name for name in registry.registered() if name not in BASELINES))
+
+
 def make_baseline(method: str, config: MetaConfig) -> MetaLearner:
-    """A new, untrained baseline by name (one of ``BASELINES``; the classes come from
+    """A new, untrained baseline by name (one of ``baseline_names()``; the classes come from
     ``den.baselines.registry``, which the method modules fill)."""
     cls = registry.baseline_class(method)
     if cls is None:
-        raise ValueError(f"baseline must be one of {BASELINES}, got {method!r}")
+        raise ValueError(f"baseline must be one of {baseline_names()}, got {method!r} (a baseline of "
+                         f"your own: register it, see den.baselines.meta)")
     return cls(config)
