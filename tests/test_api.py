@@ -306,6 +306,28 @@ def test_presets_set_the_variant(small_binary_model, table):
     np.testing.assert_array_equal(default.predict_proba(frame[50:]), same.predict_proba(frame[50:]))
 
 
+def test_fine_tuning_the_plfs_of_a_model_without_them_warns(binary_tasks, table):
+    """preset 'paper' (or variant 'den') fine-tunes PLFs: with a model pre-trained without the
+    PLF block the fit is preset 'fast''s, and says so instead of passing for fine-tuned."""
+    from den.errors import DENInputWarning
+    from den.model.config import ModelConfig
+    from den.train.pretrain import PretrainConfig, pretrain
+
+    from helpers import SMALL
+
+    frame, labels = table
+    no_plf = pretrain(binary_tasks, ModelConfig(**SMALL, use_calibration=False),
+                      PretrainConfig(steps=5, query_rows=16, support_rows=16, seed=1), progress=None)
+    fast = DENClassifier(model=no_plf, preset="fast").fit(frame[:50], labels[:50])
+    for settings in ({"preset": "paper"}, {"variant": "den"}):
+        with pytest.warns(DENInputWarning, match="fine-tunes the PLFs, but this model has none"):
+            paper = DENClassifier(model=no_plf, **settings).fit(frame[:50], labels[:50])
+        np.testing.assert_array_equal(paper.predict_proba(frame[50:]), fast.predict_proba(frame[50:]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DENInputWarning)
+        DENClassifier(model=no_plf).fit(frame[:50], labels[:50])  # the default adapts the network
+
+
 def test_the_default_preset_adapts_two_class_tasks_only(small_binary_model):
     """On three classes the default fits every class's binary task as pre-trained (the preset
     "fast" does the same), where the preset "adapt" adapts each one."""

@@ -444,6 +444,51 @@ def test_a_diverging_fit_or_pretraining_is_an_error_not_nan_predictions(tmp_path
     assert "pre-training diverged" in capsys.readouterr().err and not model.exists()
 
 
+def test_pretrain_takes_an_architecture_from_a_model_or_json_file(tmp_path, csv_tasks, capsys):
+    """--model-config: the shipped model's architecture (gated pooling, tuple relevance, ...)
+    from its file or `den info`'s JSON; options given explicitly override it; --seed sets the
+    initialisation; a bad file is named."""
+    from den.pretrained import shipped_model_path
+
+    quick = ["--tasks", str(csv_tasks), "--steps", "2", "--query-rows", "16", "--support-rows", "16",
+             "--quiet"]
+    shipped = json.loads(_info(capsys, str(shipped_model_path())))["config"]
+    assert shipped["gated_pooling"] and shipped["tuple_relevance"] and shipped["order"] == 3
+    out = tmp_path / "like.npz"
+    assert main(["pretrain", *quick, "--out", str(out), "--model-config", str(shipped_model_path())]) == 0
+    like = json.loads(_info(capsys, str(out)))["config"]
+    assert like == {**shipped, "seed": 0}  # --seed (default 0) starts the new run's weights
+    info = tmp_path / "info.json"
+    info.write_text(_info(capsys, str(shipped_model_path())))  # `den info`'s whole output
+    out = tmp_path / "order2.npz"
+    assert main(["pretrain", *quick, "--out", str(out), "--model-config", str(info), "--order", "2",
+                 "--keypoints", "4", "--seed", "3"]) == 0
+    changed = {**shipped, "order": 2, "n_keypoints": 4, "seed": 3}
+    assert json.loads(_info(capsys, str(out)))["config"] == changed
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps({"phi_units": [32, 32], "gated_pooling": True}))
+    assert main(["pretrain", *quick, "--out", str(out), "--model-config", str(keys)]) == 0
+    small = json.loads(_info(capsys, str(out)))["config"]
+    assert small["phi_units"] == [32, 32] and small["gated_pooling"] and small["order"] == 2
+    for text, message in (('{"phi_unit": [3]}', r"\['phi_unit'\] not ModelConfig keys"),
+                          ("phi_units: 3", "neither a model file .* nor JSON"),
+                          ('{"tuple_relevance": true}', "tuple_relevance .* needs local_bandwidths")):
+        keys.write_text(text)
+        bad = ["--out", str(tmp_path / "bad.npz"), "--model-config", str(keys)]
+        assert main(["pretrain", *quick, *bad]) == 2
+        assert re.search(message, capsys.readouterr().err), message
+        assert not (tmp_path / "bad.npz").exists()
+    assert main(["pretrain", *quick, "--out", str(tmp_path / "bad.npz"), "--model-config", "nope.json"]) == 2
+    assert "--model-config 'nope.json' does not exist" in capsys.readouterr().err
+
+
+def _info(capsys, path: str) -> str:
+    """`den info PATH`'s output."""
+    capsys.readouterr()
+    assert main(["info", path]) == 0
+    return capsys.readouterr().out
+
+
 def test_pretrain_refuses_continuous_labels_and_names_the_file(tmp_path, capsys):
     tasks = tmp_path / "tasks"
     tasks.mkdir()

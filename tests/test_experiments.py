@@ -204,6 +204,8 @@ def test_method_summary_and_latex():
     untied = latex_method_table(summary.assign(best_pct=[75.0, 25.0]), "auc", {}, "cap", "table:x")
     assert "tied methods" not in untied
     assert describe_run(scores) == "2 datasets (a, b) $\\times$ 2 repeats"
+    one = scores[(scores["dataset"] == "a") & (scores["repeat"] == 0)]
+    assert describe_run(one, latex=False) == "1 dataset (a) x 1 repeat"
     scores["dataset"] = scores["dataset"].map({"a": "gen_a", "b": "b"})
     assert "(b, gen\\_a)" in describe_run(scores)
 

@@ -83,7 +83,7 @@ def finished_run(tmp_path_factory):
 def test_every_table_exists_with_valid_numbers(finished_run):
     for name, methods in (("bin", ["den", "den_no_plf", "lr", "pn", "maml"]), ("mc", ["den", "lr", "pn"])):
         tex = (finished_run / "results" / "tables" / f"{name}.tex").read_text()
-        assert "\\toprule" in tex and "2 datasets" in tex and "1 repeats" in tex
+        assert "\\toprule" in tex and "2 datasets" in tex and "$\\times$ 1 repeat;" in tex
         summary = pd.read_csv(finished_run / "results" / "tables" / f"{name}.csv", index_col=0)
         assert list(summary.index) == methods
         assert summary["mean"].between(0, 100).all()

@@ -168,15 +168,20 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--head", choices=["binary", "multiclass"],
                    help="classifier head (default: binary if every task has 2 classes or cuts are "
                         "asked for, else multiclass)")
-    g.add_argument("--max-classes", type=int, default=10, metavar="L",
+    g.add_argument("--model-config", metavar="FILE",
+                   help="the architecture of a model file (.npz, e.g. the shipped one: `den info` "
+                        "prints it) or of a JSON file of its keys (den.model.config.ModelConfig, as "
+                        "`den info` prints them under \"config\"); the options below that are given "
+                        "override it, --seed sets the initialisation (default: the paper's)")
+    g.add_argument("--max-classes", type=int, default=None, metavar="L",
                    help="most classes the multiclass head predicts (default: 10)")
-    g.add_argument("--order", type=int, default=2, metavar="R",
+    g.add_argument("--order", type=int, default=None, metavar="R",
                    help="dependency order r, 1..8 (default: 2)")
-    g.add_argument("--keypoints", type=int, default=10, metavar="K",
+    g.add_argument("--keypoints", type=int, default=None, metavar="K",
                    help="PLF keypoints per feature (default: 10)")
-    g.add_argument("--keypoint-placement", choices=["uniform", "quantile"], default="uniform",
+    g.add_argument("--keypoint-placement", choices=["uniform", "quantile"], default=None,
                    help="keypoints evenly over each feature's range or at its quantiles (default: uniform)")
-    g.add_argument("--no-calibration", action="store_true",
+    g.add_argument("--no-calibration", action="store_true", default=None,
                    help="no PLF block (the 'DEN w/o PLF' variant)")
     g.add_argument("--multiclass-cuts", type=int, default=0, metavar="K",
                    help="binary head: each task of more than two classes becomes K binary tasks, "
@@ -324,6 +329,43 @@ def _task_files(directory: Path) -> tuple[dict[str, Path], list[str]]:
     return files, left_out
 
 
+def _model_config_file(path: str) -> dict:
+    """``ModelConfig``'s keyword arguments from ``--model-config``: a DEN model file's
+    architecture, or a JSON object of ModelConfig keys (a model's ``den info`` "config").
+
+    Raises:
+        DENInputError: the file is missing or unreadable, or names keys ModelConfig lacks.
+    """
+    import dataclasses
+
+    from den.errors import DENInputError, DENModelError
+    from den.model.config import ModelConfig
+
+    if not Path(path).is_file():
+        raise DENInputError(f"--model-config {path!r} does not exist: give a model file (.npz) or a "
+                            f"JSON file of ModelConfig keys")
+    if path.endswith(".npz"):
+        from den.model.den import DEN
+
+        try:
+            return dataclasses.asdict(DEN.load(path).config)
+        except DENModelError as err:
+            raise DENInputError(f"--model-config: {err}") from None
+    try:
+        keys = json.loads(Path(path).read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise DENInputError(f"--model-config {path!r} is neither a model file (.npz) nor JSON: "
+                            f"{err}") from None
+    if isinstance(keys, dict) and isinstance(keys.get("config"), dict):
+        keys = keys["config"]  # `den info`'s whole output works too
+    known = {f.name for f in dataclasses.fields(ModelConfig)}
+    if not isinstance(keys, dict) or set(keys) - known:
+        unknown = sorted(set(keys) - known) if isinstance(keys, dict) else type(keys).__name__
+        raise DENInputError(f"--model-config {path!r}: {unknown} not ModelConfig keys; its keys are "
+                            f"{sorted(known)}")
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in keys.items()}
+
+
 def _pretrain(args) -> None:
     from den.data.encoding import read_table, task_from_frame
     from den.data.synthetic import GENERATED_FEATURES, GENERATED_ROWS, make_tasks
@@ -351,16 +393,20 @@ def _pretrain(args) -> None:
     tasks += make_tasks(args.generated_tasks, seed=args.seed, rows=GENERATED_ROWS,
                         features=GENERATED_FEATURES, prefix="gen-")
     cuts = args.multiclass_cuts or args.one_vs_rest_cuts
-    if cuts and args.head == "multiclass":
+    architecture = _model_config_file(args.model_config) if args.model_config else {}
+    head = args.head or architecture.get("head") or \
+        ("binary" if cuts or all(t.n_classes == 2 for t in tasks) else "multiclass")
+    if cuts and head == "multiclass":
         raise DENInputError("--multiclass-cuts and --one-vs-rest-cuts cut tasks of more than two classes "
                             "into binary tasks for the binary head; the multiclass head reads them "
-                            "whole: leave the cuts out, or give --head binary")
-    head = args.head or ("binary" if cuts or all(t.n_classes == 2 for t in tasks) else "multiclass")
+                            f"whole{'' if args.head else ' (the head of --model-config)'}: leave the "
+                            "cuts out, or give --head binary")
+    given = {"order": args.order, "n_keypoints": args.keypoints,
+             "keypoint_placement": args.keypoint_placement, "max_classes": args.max_classes,
+             "use_calibration": None if args.no_calibration is None else False}
     try:
-        model_config = ModelConfig(head=head, order=args.order, n_keypoints=args.keypoints,
-                                   keypoint_placement=args.keypoint_placement,
-                                   use_calibration=not args.no_calibration,
-                                   max_classes=args.max_classes, seed=args.seed)
+        model_config = ModelConfig(**{**architecture, **{k: v for k, v in given.items() if v is not None},
+                                      "head": head, "seed": args.seed})
         config = PretrainConfig(steps=args.steps, query_rows=args.query_rows, support_rows=args.support_rows,
                                 support_rows_min=args.support_rows_min, covariates_max=args.max_covariates,
                                 learning_rate=args.learning_rate, seed=args.seed,

@@ -180,6 +180,12 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
                                 f"(or preset='paper') to fine-tune the calibration")
     den = load_model(shipped_model_path(finetune=variant == "den") if settings.model is None
                      else settings.model)
+    if variant == "den" and not den.config.use_calibration:
+        asked = f"preset {settings.preset!r}" if settings.variant is None else f"variant {variant!r}"
+        warnings.warn(f"{asked} fine-tunes the PLFs, but this model has none (pre-trained without "
+                      f"the PLF block): it is used as pre-trained, as preset 'fast' fits; a model "
+                      f"with PLFs (e.g. `den pretrain` without --no-calibration) is what it fine-tunes",
+                      DENInputWarning, stacklevel=3)
     if y is None:
         raise DENInputError("DENClassifier requires y to be passed, but the target y is None: "
                             "give the support set's labels, one per row of X")

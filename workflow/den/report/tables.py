@@ -363,10 +363,12 @@ def describe_run(scores: pd.DataFrame, latex: bool = True) -> str:
     keys = (["setting"] if "setting" in scores.columns else []) + ["dataset", "method"]
     repeats = scores.groupby(keys).size()
     r = f"{repeats.min()}" if repeats.min() == repeats.max() else f"{repeats.min()}-{repeats.max()}"
+    sets = "dataset" if len(datasets) == 1 else "datasets"
+    times = "repeat" if r == "1" else "repeats"
     if not latex:
-        return f"{len(datasets)} datasets ({', '.join(datasets)}) x {r} repeats"
+        return f"{len(datasets)} {sets} ({', '.join(datasets)}) x {r} {times}"
     names = ", ".join(latex_escape(d) for d in datasets)
-    return f"{len(datasets)} datasets ({names}) $\\times$ {r} repeats"
+    return f"{len(datasets)} {sets} ({names}) $\\times$ {r} {times}"
 
 
 _LATEX_SPECIAL = {"\\": "\\textbackslash{}", "&": "\\&", "%": "\\%", "$": "\\$", "#": "\\#",

@@ -170,8 +170,10 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
         tasks: training tasks; numbers of features may differ. Multiclass tasks need
             ``model_config.head == "multiclass"``, or for the binary head
             ``config.multiclass_cuts`` or ``config.one_vs_rest_cuts`` > 0.
-        model_config: architecture (default ``ModelConfig()``).
-        config: run settings (default ``PretrainConfig()``).
+        model_config: architecture (default ``ModelConfig()``); its ``seed`` draws the initial
+            weights.
+        config: run settings (default ``PretrainConfig()``); its ``seed`` draws the episodes,
+            apart from the weights (``den pretrain --seed`` sets both).
         checkpoint_dir: where to checkpoint and resume from (None: no checkpoints).
         progress: stream for progress lines (None: silent; "stderr": ``sys.stderr`` now).
         restart_other_run: a checkpoint of a different run (other tasks, data or settings, or
