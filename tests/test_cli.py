@@ -725,13 +725,16 @@ def test_pretrain_errors_name_the_task_file_and_the_options_that_fix_them(tmp_pa
            f"multiclass with --max-classes >= 3 or cut it into binary tasks (--multiclass-cuts or " \
            f"--one-vs-rest-cuts > 0)" in capsys.readouterr().err
     assert main([*base, "--multiclass-cuts", "2", "--one-vs-rest-cuts", "1"]) == 0  # cuts: binary head
-    assert "pre-trained on 6 tasks (4 before cutting multiclass tasks)" in capsys.readouterr().err
+    assert "on 6 tasks (4 before cutting multiclass tasks), binary head;" in capsys.readouterr().err
     assert main(["info", str(tmp_path / "m.npz")]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["config"]["head"] == "binary" and len(info["metadata"]["pretrained_on"]) == 3 + 3
     assert main([*base, "--head", "multiclass", "--multiclass-cuts", "2"]) == 2  # not silently uncut
     assert "the multiclass head reads them whole: leave the cuts out, or give --head binary" \
         in capsys.readouterr().err
+    assert main(base) == 0  # no head given: a task of three classes picks the multiclass head, said
+    assert "multiclass head (a task has more than two classes; --head binary with --multiclass-cuts K " \
+           "gives the binary head)" in capsys.readouterr().err
     pd.DataFrame({"a": rng.normal(size=20), "target": "x"}).to_csv(csv_tasks / "three.csv", index=False)
     assert main(common) == 2
     assert f"task file {three} has a single class; pre-training needs >= 2 classes in every task: " \

@@ -439,7 +439,10 @@ def _pretrain(args) -> None:
         shutil.rmtree(checkpoint_dir, ignore_errors=True)
     trained = len(model.metadata["pretrained_on"])  # after cuts of multiclass tasks
     cut = f" ({len(tasks)} before cutting multiclass tasks)" if trained != len(tasks) else ""
-    print(f"pre-trained on {trained} tasks{cut}; model written to {args.out}", file=sys.stderr)
+    why = "" if args.head or architecture.get("head") or head == "binary" else \
+        " (a task has more than two classes; --head binary with --multiclass-cuts K gives the binary head)"
+    print(f"pre-trained on {trained} tasks{cut}, {head} head{why}; model written to {args.out}",
+          file=sys.stderr)
 
 
 def _info(args) -> None:
