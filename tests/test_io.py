@@ -93,3 +93,43 @@ def test_log_to_writes_no_traceback_for_a_steps_own_exit(tmp_path):
                 print("interrupted at step 40; run the workflow again to resume")
                 raise SystemExit(code)
         assert path.read_text().splitlines()[-1] == last and "Traceback" not in path.read_text()
+
+
+def test_a_step_stopped_by_sigterm_says_so_in_its_log(tmp_path):
+    """A scheduler's SIGTERM ends a workflow step with code 143 and a line in its log (it used
+    to die silently, leaving the log empty)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "job.log"
+    program = ("import time; from den.logs import log_to\n"
+               f"with log_to({str(path)!r}):\n    print('fitting', flush=True)\n    time.sleep(60)\n")
+    step = subprocess.Popen([sys.executable, "-c", program])
+    deadline = time.time() + 60
+    while time.time() < deadline and not (path.exists() and "fitting" in path.read_text()):
+        time.sleep(0.05)
+    step.send_signal(signal.SIGTERM)
+    assert step.wait(timeout=30) == 143
+    assert path.read_text().startswith("fitting\nstopped by SIGTERM (a scheduler's limit or cancel")
+
+
+def test_pre_training_inside_a_log_still_checkpoints_on_sigterm(tmp_path):
+    """log_to's SIGTERM line is a last resort: pre-training's own handler (finish the step,
+    checkpoint) takes over inside it, and each handler is put back afterwards."""
+    import os
+    import signal
+
+    from den.logs import log_to
+    from den.train.pretrain import _DeferredInterrupt
+
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    with log_to(tmp_path / "job.log"):
+        outer = signal.getsignal(signal.SIGTERM)
+        assert getattr(outer, "replaceable", False)
+        with _DeferredInterrupt() as interrupt:
+            os.kill(os.getpid(), signal.SIGTERM)  # handled: the loop would stop at the step's end
+            assert interrupt.requested
+        assert signal.getsignal(signal.SIGTERM) is outer
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

@@ -69,7 +69,8 @@ class _DeferredInterrupt:
     """Within ``with``, a first SIGINT (Ctrl-C) or SIGTERM (a scheduler's time limit, e.g.
     SLURM's before it kills a job) only sets ``requested`` (the loop stops at the next step
     boundary); a second raises ``KeyboardInterrupt`` at once. Installed only in the main
-    thread and only over the default handlers (an ignored signal stays ignored)."""
+    thread and only over the default handlers, or a ``replaceable`` one (``den.logs.log_to``'s
+    last-resort SIGTERM line); an ignored signal stays ignored."""
 
     SIGNALS = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
 
@@ -85,7 +86,8 @@ class _DeferredInterrupt:
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
             for signum, default in self.SIGNALS.items():
-                if signal.getsignal(signum) is default:
+                current = signal.getsignal(signum)
+                if current is default or getattr(current, "replaceable", False):  # den.logs.log_to's
                     self._previous[signum] = signal.signal(signum, self._handle)
         return self
 
