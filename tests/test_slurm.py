@@ -37,7 +37,7 @@ def small_config():
     """TINY cut down to one experiment that still runs every rule of the workflow once or twice:
     datasets, the CNN zoo (images, shards, simulated task), pre-training, evaluation, table, figure."""
     config = copy.deepcopy(TINY)
-    experiment = {**config["experiments"]["keypoints"], "sweep": {"n_keypoints": [3]}}
+    experiment = {**config["experiments"]["keypoints"], "sweep": {"n_keypoints": [3]}, "methods": ["den"]}
     config["experiments"] = {"keypoints": experiment}
     config["datasets"] = {name: config["datasets"][name] for name in experiment["datasets"]}
     config["cnn_zoo"]["cutoffs"] = config["cnn_zoo"]["cutoffs"][:1]
