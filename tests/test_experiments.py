@@ -248,6 +248,29 @@ def test_the_best_is_judged_among_the_papers_methods_where_a_table_says_so():
     assert rows["Best on"] == "Best on & \\textbf{2} & 0 & -- \\\\"
 
 
+def test_sets_that_share_rows_are_held_out_together():
+    """dataset_groups: leave-one-dataset-out keeps a set's near copies out of the model that is
+    tested on it; pre-training on a copy of an evaluated set is refused; names are checked."""
+    from den.workflow_config import training_datasets
+
+    config = {"datasets": {name: {"source": "sklearn"} for name in ("cleve", "heart", "adult", "irish")},
+              "dataset_groups": [["cleve", "heart"]], "methods": {"den": {"kind": "den"}},
+              "experiments": {"t": {"datasets": ["cleve", "heart", "adult", "irish"], "methods": ["den"]}}}
+    spec = experiments(config)["t"]
+    assert training_datasets(config, spec, "cleve") == ["adult", "irish"]
+    assert training_datasets(config, spec, "heart") == ["adult", "irish"]
+    assert training_datasets(config, spec, "adult") == ["cleve", "heart", "irish"]
+    assert training_datasets({**config, "dataset_groups": []}, spec, "cleve") == ["heart", "adult", "irish"]
+    transfer = {"datasets": ["cleve", "adult"], "methods": ["den"], "pretrain_on": ["heart", "irish"]}
+    for bad, message in (
+            ({"experiments": {"t": transfer}}, r"pretrain_on: \['heart'\] share rows with evaluated"),
+            ({"dataset_groups": [["cleve", "hart"]]}, r"dataset_groups: \['hart'\] are not datasets"),
+            ({"experiments": {"t": {**config["experiments"]["t"], "datasets": ["cleve", "heart"]}}},
+             "holding out 'cleve' and its group .* leaves no dataset")):
+        with pytest.raises(ConfigError, match=message):
+            experiments({**config, **bad})
+
+
 def test_layout_keys_are_checked():
     config = {"datasets": {"a": {"source": "sklearn"}, "p": {"source": "sklearn"}},
               "methods": {"den": {"kind": "den"}, "rf": {"kind": "direct", "model": "random_forest"}},

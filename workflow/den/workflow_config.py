@@ -162,6 +162,11 @@ def experiments(config: dict) -> dict[str, dict]:
             check_method(method, entry)
         except ValueError as err:
             raise ConfigError(f"methods.{method}: {err}") from err
+    for group in config.get("dataset_groups") or []:
+        unknown = sorted(set(group) - known)
+        if unknown:
+            raise ConfigError(f"dataset_groups: {unknown} are not datasets of this config (group "
+                              f"{group}); define them under 'datasets' or drop them from the group")
     out = {}
     for name, spec in config["experiments"].items():
         full = {**EXPERIMENT_DEFAULTS, **spec}
@@ -211,6 +216,11 @@ def experiments(config: dict) -> dict[str, dict]:
             raise ConfigError(f"experiments.{name}.pretrain_on: {leaked} are also evaluated "
                               f"(datasets); pre-training on an evaluation set leaks its labels. "
                               f"Use 'others' for leave-one-dataset-out")
+        kin = sorted({d for e in full["datasets"] for d in dataset_group(config, e) - {e}} & set(pretrain_on))
+        if kin:
+            raise ConfigError(f"experiments.{name}.pretrain_on: {kin} share rows with evaluated datasets "
+                              f"(dataset_groups); pre-training on them leaks those sets' labels: leave "
+                              f"them out")
         other = full["compare_to"]
         if other is not None and other not in config["experiments"]:
             raise ConfigError(f"experiments.{name}.compare_to: unknown experiment {other!r}")
@@ -238,6 +248,12 @@ def experiments(config: dict) -> dict[str, dict]:
         if leave_one_out(full) and len(full["datasets"]) < 2:
             raise ConfigError(f"experiments.{name}: leave-one-dataset-out needs >= 2 datasets "
                               f"(or give pretrain_on without 'others')")
+        alone = [d for d in full["datasets"]
+                 if leave_one_out(full) and not training_datasets(config, full, d)]
+        if alone:
+            raise ConfigError(f"experiments.{name}: holding out {alone[0]!r} and its group "
+                              f"(dataset_groups) leaves no dataset to pre-train on; add datasets or "
+                              f"give pretrain_on")
         out[name] = full
     return out
 
@@ -395,11 +411,18 @@ def leave_one_out(spec: dict) -> bool:
     return spec["pretrain_on"] is None or OTHERS in spec["pretrain_on"]
 
 
+def dataset_group(config: dict, dataset: str) -> set[str]:
+    """``dataset`` and the datasets ``dataset_groups`` puts with it (sets that share rows)."""
+    return {dataset}.union(*(group for group in config.get("dataset_groups") or [] if dataset in group))
+
+
 def training_datasets(config: dict, spec: dict, held_out: str) -> list[str]:
     """Datasets a pre-training run uses: the experiment's others (leave-one-out) or the
     entries of ``pretrain_on`` ("simulated": every CNN-zoo task; "generated": every task of
-    ``generated_tasks``; "others": the experiment's datasets but ``held_out``)."""
-    others = [d for d in spec["datasets"] if d != held_out]
+    ``generated_tasks``; "others": the experiment's datasets but ``held_out`` and the sets of
+    its group in ``dataset_groups``)."""
+    kept_out = dataset_group(config, held_out)
+    others = [d for d in spec["datasets"] if d not in kept_out]
     if spec["pretrain_on"] is None:
         return others
     names = []
