@@ -86,6 +86,25 @@ def site_block(uncomment_gpu=False):
     return yaml.safe_load("\n".join(block))
 
 
+def profile_groups():
+    """profiles/slurm's groups: group -> (its rules, jobs per group job)."""
+    profile = yaml.safe_load((PROFILE / "config.yaml").read_text())
+    rules = {}
+    for item in profile.get("groups", []):
+        rule, group = item.split("=")
+        rules.setdefault(group, set()).add(rule)
+    size = dict(item.split("=") for item in profile.get("group-components", []))
+    return {group: (members, int(size.get(group, 1))) for group, members in rules.items()}
+
+
+def group_request(jobs, threads, mem_mb, runtime, cores):
+    """What Snakemake asks SLURM for a group job of ``jobs`` alike independent jobs: as many side
+    by side as ``cores`` allows (their CPUs and memory add up), the rest in further rounds (their
+    runtimes add up)."""
+    width = max(1, min(jobs, cores // threads))
+    return width * threads, width * mem_mb, -(-jobs // width) * runtime
+
+
 def snakemake(workdir, *args):
     return [SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "--directory", str(workdir), *args]
 
@@ -106,6 +125,8 @@ def test_profile_uses_the_slurm_executor_and_its_site_block_names_every_cluster_
     site = site_block()["set-resources"]
     assert set(site) == cluster_rules()  # no stale rule names, none missing
     assert all(set(values) == {"slurm_account", "slurm_partition"} for values in site.values())
+    # the many small evaluations go to SLURM in batches; nothing caps another rule's memory
+    assert profile_groups() == {"evaluations": ({"evaluate"}, 20)} and "resources" not in profile
     gpu = site_block(uncomment_gpu=True)["set-resources"]
     on_gpu = {rule for rule, values in gpu.items() if values.get("gpu")}
     assert on_gpu == {"pretrain", "pretrain_member", "score_cnn_shard", "shipped_model"}
@@ -121,7 +142,7 @@ def test_site_values_and_gpu_requests_reach_the_jobs(tmp_path):
     dry = subprocess.run(snakemake(workdir, "-n", *profiles), capture_output=True, text=True, timeout=300)
     assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
     resources = {rule: dict(item.split("=", 1) for item in listed.split(", "))
-                 for rule, listed in re.findall(r"^(?:local)?rule (\w+):\n(?:.*\n)*?\s+resources: (.*)$",
+                 for rule, listed in re.findall(r"^[ ]*(?:local)?rule (\w+):\n(?:.*\n)*?\s+resources: (.*)$",
                                                 dry.stdout, re.M)}
     assert set(resources) == set(declared_resources()) - NOT_IN_ALL | {"all"}
     for rule in cluster_rules() - NOT_IN_ALL:
@@ -407,19 +428,30 @@ def test_the_workflow_runs_through_the_slurm_profile_like_a_local_run(slurm_clus
     history = slurm_cluster.run("squeue", "--states=all", "--noheader", "--format=%i|%T|%P|%C|%m|%l|%k")
     assert history.returncode == 0, history.stderr
     jobs = {row[0]: row[1:] for row in (line.split("|") for line in history.stdout.splitlines())}
-    ran = {}
+    (group, ((grouped_rule,), per_job)), = [(g, (tuple(r), n)) for g, (r, n) in profile_groups().items()]
+    cores = yaml.safe_load((ROOT / "profiles" / "default" / "config.yaml").read_text())["cores"]
+    ran, group_jobs = {}, []
     for job_id in job_ids:
         state, partition, cpus, memory, limit, comment = jobs[job_id]
+        assert (state, partition) == ("COMPLETED", PARTITION), (job_id, comment)
+        assert list((slurm_dir / ".snakemake" / "slurm_logs").rglob(f"{job_id}.log")), job_id
+        if comment == f"rule_{group}_{grouped_rule}":  # a group job: rule_<group>_<its rules>
+            group_jobs.append((int(cpus), int(memory.removesuffix("M")), time_limit_minutes(limit)))
+            continue
         rule = re.match(r"rule_(\w+?)_wildcards_", comment).group(1)
         threads, mem_mb, runtime = declared[rule]
-        assert (state, partition) == ("COMPLETED", PARTITION), (job_id, comment)
         assert int(cpus) == threads and memory == f"{site[rule].get('mem_mb', mem_mb)}M", (job_id, comment)
         assert time_limit_minutes(limit) == runtime, (job_id, comment, limit)
-        assert list((slurm_dir / ".snakemake" / "slurm_logs").rglob(f"{job_id}.log")), job_id
         ran[rule] = ran.get(rule, 0) + 1
     expected = {"prepare_dataset": 2, "prepare_images": 1, "score_cnn_shard": 2, "simulated_task": 1,
-                "pretrain": 1, "evaluate": 2}
-    assert ran == expected and set(ran) == cluster_rules() - NOT_IN_ALL
+                "pretrain": 1}
+    assert ran == expected and set(ran) | {grouped_rule} == cluster_rules() - NOT_IN_ALL
+    # The evaluations ran in one SLURM job (up to per_job share one), which asked for what two side by
+    # side need (cores: 2): 2 CPUs, 2 x 3000 MB, one round of 30 min
+    evaluations = len(list((slurm_dir / "results" / "logs" / grouped_rule).rglob("*.log")))
+    assert evaluations == 2 and len(group_jobs) == -(-evaluations // per_job) == 1, (evaluations, group_jobs)
+    assert group_jobs == [group_request(evaluations, *declared[grouped_rule], cores)] == [(2, 6000, 30)]
+    expected[grouped_rule] = evaluations
     assert len(jobs) == len(job_ids)  # nothing else was submitted; table and figure ran here
     for rule in local_rules() - {"all"} - NOT_IN_ALL:
         assert f"localrule {rule}:" in text
