@@ -301,6 +301,13 @@ def test_a_sweep_tables_csv_holds_the_numbers_of_its_tex():
     tex = latex_sweep_table(scores, "auc", ["den"], "cap", "table:r")
     assert "1 & \\textbf{85.00} (5.00) & 70.00 (0.00) \\\\" in tex
     assert "3 & 65.00 (5.00) & \\textbf{85.00} (5.00) \\\\" in tex
+    from den.report.tables import note_single_repeats
+
+    assert note_single_repeats(tex) == tex  # every cell has its standard error
+    single = latex_sweep_table(scores[scores["repeat"] == 0], "auc", ["den"], "cap", "table:r")
+    noted = note_single_repeats(single)
+    assert "(--)" in single and noted.count("(--): one repeat, so no standard error") == 1
+    assert noted.index("(--): one repeat") < noted.index("\\end{center}")
     # a method the sweep leaves alone (a classical reference) gets a block of its own rows
     reference = scores.assign(method="rf", auc=[0.8, 0.8, 0.95, 0.95] * 2)
     both = latex_sweep_table(pd.concat([scores, reference]), "auc", ["den", "rf"], "cap", "table:r")
@@ -781,8 +788,13 @@ def test_improvement_is_paired_over_common_splits():
     assert np.isnan(out.loc["lr", "improvement"])
     summary = pd.DataFrame({"mean": [80.0], "se": [1.0], "best_pct": [100.0], "n": [2]}, index=["den"])
     summary = summary.join(out)
+    assert out.loc["den", "improvement_n"] == 2
     tex = latex_method_table(summary, "auc", {}, "c", "t")
-    assert "Improv." in tex and "7.50 (2.50)" in tex and "{lccc}" in tex
+    # one method: no % Best column (it would be 100 everywhere); a line says what Improv. pairs
+    assert "Improv." in tex and "& 7.50 (2.50)" in tex and "{lcc}" in tex and "% Best" not in tex
+    assert "over the splits both ran (2 per method), so it can differ" in tex
+    two = latex_method_table(pd.concat([summary, summary.rename(index={"den": "lr"})]), "auc", {}, "c", "t")
+    assert "{lccc}" in two and "\\% Best & Improv." in two
 
 
 @pytest.mark.parametrize("model", ["logistic_regression", "mlp", "gradient_boosting", "knn"])

@@ -40,6 +40,7 @@ with log_to(sm.log[0]):
                                              labels, caption, label, reference, among)
         else:
             tex = tables.latex_method_table(summary, spec["metric"], labels, caption, label, among)
+    tex = tables.note_single_repeats(tex)
     with atomic_write(sm.output.tex, "w") as handle:
         handle.write(tex)
     with atomic_write(sm.output.csv, "w") as handle:

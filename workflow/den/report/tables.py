@@ -56,14 +56,16 @@ def improvement(scores: pd.DataFrame, baseline: pd.DataFrame, metric: str,
     and repeat). Methods missing from ``baseline`` get NaN.
 
     Returns:
-        DataFrame indexed by method with columns improvement, improvement_se.
+        DataFrame indexed by method with columns improvement, improvement_se and
+        improvement_n (the splits paired).
     """
     keys = ["dataset", "repeat", "method"]
     both = scores[keys + [metric]].merge(baseline[keys + [metric]], on=keys, suffixes=("", "_base"))
     diff = 100 * (both[metric] - both[f"{metric}_base"])
     grouped = diff.groupby(both["method"])
     out = pd.DataFrame({"improvement": grouped.mean(),
-                        "improvement_se": grouped.std(ddof=1) / np.sqrt(grouped.count())})
+                        "improvement_se": grouped.std(ddof=1) / np.sqrt(grouped.count()),
+                        "improvement_n": grouped.count()})
     return out.reindex(methods)
 
 
@@ -219,9 +221,12 @@ def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str
     among = summary.index.isin(best_among) if best_among else np.ones(len(summary), bool)
     best_mean, best_pct = summary["mean"][among].max(), summary["best_pct"].max()
     extra = "improvement" in summary.columns
-    head = f"Method & {METRIC_LABELS[metric]} & \\% Best" + (" & Improv. (\\%)" if extra else "")
+    ranked = len(summary) > 1  # one method is best everywhere: no % Best column
+    head = f"Method & {METRIC_LABELS[metric]}" + (" & \\% Best" if ranked else "") + \
+        (" & Improv. (\\%)" if extra else "")
     lines = ["\\begin{table}[t]", f"\\caption{{{caption}}}", f"\\label{{{label}}}", "\\begin{center}",
-             "\\begin{tabular}{lcc" + ("c" if extra else "") + "}", "\\toprule", head + " \\\\", "\\midrule"]
+             "\\begin{tabular}{lc" + "c" * ranked + ("c" if extra else "") + "}", "\\toprule",
+             head + " \\\\", "\\midrule"]
     for (method, row), judged in zip(summary.iterrows(), among):
         mean = _fmt(row["mean"])
         if judged and np.isfinite(row["mean"]) and row["mean"] == best_mean:
@@ -230,12 +235,17 @@ def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str
         if row["best_pct"] == best_pct:
             pct = f"\\textbf{{{pct}}}"
         name = latex_escape(labels.get(method, method))
-        cells = f"{name} & {mean} ({_fmt(row['se'])}) & {pct}"
+        cells = f"{name} & {mean} ({_fmt(row['se'])})" + (f" & {pct}" if ranked else "")
         if extra:
             cells += f" & {_fmt(row['improvement'])} ({_fmt(row['improvement_se'])})"
         lines.append(cells + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
-    if summary["best_pct"].sum() > 100 + 1e-9:
+    if extra:
+        n = summary["improvement_n"].max() if "improvement_n" in summary.columns else np.nan
+        lines.append("\\\\[2pt]{\\footnotesize Improv.: the mean paired difference to the compared table "
+                     f"over the splits both ran{f' ({n:g} per method)' if np.isfinite(n) else ''}, so it "
+                     "can differ from the difference of the two tables' means.}")
+    if ranked and summary["best_pct"].sum() > 100 + 1e-9:
         lines.append("\\\\[2pt]{\\footnotesize \\% Best: the share of splits where a method scores "
                      "best; tied methods count each, so the column adds up to more than 100\\%.}")
     note = _among_note(list(summary.index), best_among, labels)
@@ -357,6 +367,16 @@ def markdown_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels
     return "\n".join(lines) + "\n"
 
 
+def note_single_repeats(tex: str) -> str:
+    """``tex`` with a line under its table saying what "(--)" means where a cell has no
+    standard error (a single repeat), so a reader does not take it for a failure."""
+    if "(--)" not in tex:
+        return tex
+    note = ("\\\\[2pt]{\\footnotesize (--): one repeat, so no standard error; such a cell is a "
+            "single split's score.}\n")
+    return tex.replace("\\end{center}\n", note + "\\end{center}\n", 1)
+
+
 def describe_run(scores: pd.DataFrame, latex: bool = True) -> str:
     """'k datasets (a, b, ...) x R repeats', so a small run is never taken for the paper's."""
     datasets = sorted(scores["dataset"].unique())
@@ -451,6 +471,9 @@ def plot_sweep(scores: pd.DataFrame, metric: str, methods: list[str], title: str
             name = f"{dataset}, {method}" if len(methods) > 1 else dataset
             ax.errorbar(mean.index, mean.values, yerr=se.values, marker="o", capsize=3, label=name,
                         linestyle="-" if method == methods[0] else "--")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # swept counts are whole numbers
     ax.set_xlabel(data["sweep_key"].iloc[0].replace("n_keypoints", "number of PLF keypoints"))
     ax.set_ylabel(f"average test {metric.upper() if metric == 'auc' else metric} (%)")
     ax.set_title(title, fontsize=9)
