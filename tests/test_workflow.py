@@ -47,7 +47,7 @@ TINY = {
                 "best_among": ["den", "den_no_plf", "pn", "maml"]},
         "mc": {"head": "multiclass", "metric": "accuracy", "datasets": ["m1", "m2"],
                "methods": ["den", "lr", "pn"], "n_support": 30, "repeats": 1, "per_dataset": True,
-               "reference": ["lr", "pn"]},
+               "reference": ["lr", "pn"], "latex_label": "table:tiny-mc"},
         "keypoints": {"pretrain_on": ["simulated"], "sweep": {"n_keypoints": [3, 6]},
                       "datasets": ["g1", "g2"], "methods": ["den", "lr"], "n_support": 30, "repeats": 1,
                       "figure": True, "subtask_features": [2, 3]},
@@ -105,6 +105,7 @@ def test_every_table_exists_with_valid_numbers(finished_run):
     # ... with DEN's paired difference to the better of lr and pn (reference) in a last column
     mc = (finished_run / "results" / "tables" / "mc.tex").read_text()
     assert "Dataset & DEN & lr & Proto Net & DEN $-$ " in mc and "beats all on" in mc
+    assert "\\label{table:tiny-mc}" in mc and "\\label{table:bin}" in bin_tex  # latex_label, default
     summary = pd.read_csv(finished_run / "results" / "tables" / "mc.csv", index_col=0)
     assert summary.loc["den", "best_classical"] in ("lr", "pn") and summary.loc["den", "datasets"] == 2
     assert summary["diff_to_best_classical"].notna().tolist() == [True, False, False]

@@ -36,7 +36,7 @@ MODEL_DIGEST_CHARS = 10
 EXPERIMENT_DEFAULTS = {"caption": "", "head": "binary", "metric": "auc", "n_support": 50, "max_query": None,
                        "repeats": 20, "model": {}, "sweep": None, "pretrain_on": None,
                        "subtask_features": None, "subtasks": 1, "figure": False, "compare_to": None,
-                       "per_dataset": False, "best_among": None, "reference": None,
+                       "per_dataset": False, "best_among": None, "latex_label": None, "reference": None,
                        "reference_method": "den"}
 SIMULATED = "simulated"
 GENERATED = "generated"  # in pretrain_on: every task of the config's generated_tasks section

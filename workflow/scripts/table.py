@@ -14,7 +14,7 @@ spec = sm.params.experiment
 with log_to(sm.log[0]):
     scores = tables.collect(sm.input.scores)
     caption = f"{spec['caption']} ({tables.describe_run(scores)}; {spec['n_support']} support rows)".lstrip()
-    label = f"table:{sm.wildcards.experiment}"
+    label = spec["latex_label"] or f"table:{sm.wildcards.experiment}"
     datasets, reference = tables.dataset_summary(scores, spec["metric"]), None
     if spec["sweep"]:
         summary = tables.sweep_summary(scores, spec["metric"])
