@@ -283,7 +283,8 @@ def test_baseline_modules_import_no_circle():
 
 def test_a_baseline_of_ones_own_is_known_once_registered(training_tasks, tmp_path, monkeypatch):
     """den.baselines.meta's recipe for a new baseline: subclass MetaLearner, register it; then
-    make_baseline, MetaLearner.load and a config's method entry know it, and it learns."""
+    a config's method entry, make_baseline and MetaLearner.load know it, pre-training trains
+    its weights, and it scores held-out tasks."""
     from den.baselines import registry
     from den.baselines.meta import baseline_names
     from den.baselines.metric import neg_sq_distance, prototypes
@@ -306,9 +307,12 @@ def test_a_baseline_of_ones_own_is_known_once_registered(training_tasks, tmp_pat
     check_method("mine", {"kind": "meta", "model": "scaled_nearest_mean", "settings": {"steps": 50}})
     learner = make_baseline("scaled_nearest_mean", _config("scaled_nearest_mean", steps=100))
     learner.pretrain(training_tasks)
+    # the shared episodic loop trained its one weight vector (it starts at all ones)
+    assert learner.metadata["steps"] == 100 and not np.allclose(learner.params[0].numpy(), 1.0)
     learner.save(tmp_path / "mine.npz")
     again = MetaLearner.load(tmp_path / "mine.npz")
     assert type(again) is ScaledNearestMean
+    np.testing.assert_array_equal(again.params[0].numpy(), learner.params[0].numpy())
     plain, mirror = _held_out_aucs(again)
     print(f"scaled nearest mean: held-out mean AUC {np.mean(plain + mirror):.3f}")
     assert np.mean(plain + mirror) >= 0.7  # nearest class mean reads direction from the support set

@@ -197,14 +197,30 @@ def _fmt(value: float, digits: int = 2) -> str:
     return "--" if not np.isfinite(value) else f"{value:.{digits}f}"
 
 
-def _among_note(methods: list[str], best_among: list[str] | None, labels: dict[str, str]) -> str | None:
-    """The line under a table that names the methods its best is taken among, where that is
-    not all of them (None otherwise)."""
+def _note(text: str) -> str:
+    """A small line of text under a LaTeX table."""
+    return f"\\\\[2pt]{{\\footnotesize {text}}}"
+
+
+def _booktabs(caption: str, label: str, align: str, head: str, body: list[str], notes=()) -> str:
+    """A booktabs table: ``head`` and the ``body`` lines (rows ending in ``\\\\``, or rules)
+    between the rules, column alignment ``align`` (e.g. "lcc"), then each note that is not
+    None on a small line under it."""
+    lines = ["\\begin{table}[t]", f"\\caption{{{caption}}}", f"\\label{{{label}}}", "\\begin{center}",
+             f"\\begin{{tabular}}{{{align}}}", "\\toprule", head + " \\\\", "\\midrule", *body,
+             "\\bottomrule", "\\end{tabular}", *(_note(note) for note in notes if note),
+             "\\end{center}", "\\end{table}", ""]
+    return "\n".join(lines)
+
+
+def _among_note(methods: list[str], best_among: list[str] | None, labels: dict[str, str],
+                judged: str = "bold") -> str | None:
+    """The note under a table that names the methods its best (``judged``: what marks it) is
+    taken among, where that is not all of them (None otherwise)."""
     if not best_among or set(methods) <= set(best_among):
         return None
     names = ", ".join(latex_escape(labels.get(m, m)) for m in methods if m in best_among)
-    return (f"{{\\footnotesize The best (bold, \\% Best) is taken among {names}; "
-            f"the other rows are for comparison.}}")
+    return f"The best ({judged}) is taken among {names}; the other rows are for comparison."
 
 
 def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str], caption: str,
@@ -224,9 +240,7 @@ def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str
     ranked = len(summary) > 1  # one method is best everywhere: no % Best column
     head = f"Method & {METRIC_LABELS[metric]}" + (" & \\% Best" if ranked else "") + \
         (" & Improv. (\\%)" if extra else "")
-    lines = ["\\begin{table}[t]", f"\\caption{{{caption}}}", f"\\label{{{label}}}", "\\begin{center}",
-             "\\begin{tabular}{lc" + "c" * ranked + ("c" if extra else "") + "}", "\\toprule",
-             head + " \\\\", "\\midrule"]
+    body = []
     for (method, row), judged in zip(summary.iterrows(), among):
         mean = _fmt(row["mean"])
         if judged and np.isfinite(row["mean"]) and row["mean"] == best_mean:
@@ -238,21 +252,17 @@ def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str
         cells = f"{name} & {mean} ({_fmt(row['se'])})" + (f" & {pct}" if ranked else "")
         if extra:
             cells += f" & {_fmt(row['improvement'])} ({_fmt(row['improvement_se'])})"
-        lines.append(cells + " \\\\")
-    lines += ["\\bottomrule", "\\end{tabular}"]
-    if extra:
-        n = summary["improvement_n"].max() if "improvement_n" in summary.columns else np.nan
-        lines.append("\\\\[2pt]{\\footnotesize Improv.: the mean paired difference to the compared table "
-                     f"over the splits both ran{f' ({n:g} per method)' if np.isfinite(n) else ''}, so it "
-                     "can differ from the difference of the two tables' means.}")
-    if ranked and summary["best_pct"].sum() > 100 + 1e-9:
-        lines.append("\\\\[2pt]{\\footnotesize \\% Best: the share of splits where a method scores "
-                     "best; tied methods count each, so the column adds up to more than 100\\%.}")
-    note = _among_note(list(summary.index), best_among, labels)
-    if note:
-        lines.append("\\\\[2pt]" + note)
-    lines += ["\\end{center}", "\\end{table}", ""]
-    return "\n".join(lines)
+        body.append(cells + " \\\\")
+    n = summary["improvement_n"].max() if "improvement_n" in summary.columns else np.nan
+    notes = [extra and ("Improv.: the mean paired difference to the compared table over the splits both "
+                        f"ran{f' ({n:g} per method)' if np.isfinite(n) else ''}, so it can differ from the "
+                        "difference of the two tables' means."),
+             ranked and summary["best_pct"].sum() > 100 + 1e-9 and (
+                 "\\% Best: the share of splits where a method scores best; tied methods count each, so "
+                 "the column adds up to more than 100\\%."),
+             _among_note(list(summary.index), best_among, labels, "bold, \\% Best")]
+    align = "lc" + "c" * ranked + ("c" if extra else "")
+    return _booktabs(caption, label, align, head, body, notes)
 
 
 def _dataset_grid(per_dataset: pd.DataFrame, methods: list[str], best_among: list[str] | None = None):
@@ -280,20 +290,14 @@ def latex_dataset_columns_table(per_dataset: pd.DataFrame, methods: list[str], l
     """
     means, ses, best, _ = _dataset_grid(per_dataset, methods, best_among)
     heads = [latex_escape(str(d)) for d in means.index]
-    lines = ["\\begin{table}[t]", f"\\caption{{{caption}}}", f"\\label{{{label}}}", "\\begin{center}",
-             "\\begin{tabular}{l" + "c" * len(heads) + "}", "\\toprule",
-             "Method & " + " & ".join(heads) + " \\\\", "\\midrule"]
+    body = []
     for method in methods:
         shown = [_fmt(means.at[d, method]) for d in means.index]
         cells = [(f"\\textbf{{{mean}}}" if best.at[d, method] else mean) + f" ({_fmt(ses.at[d, method])})"
                  for mean, d in zip(shown, means.index)]
-        lines.append(latex_escape(labels.get(method, method)) + " & " + " & ".join(cells) + " \\\\")
-    lines += ["\\bottomrule", "\\end{tabular}"]
-    note = _among_note(methods, best_among, labels)
-    if note:
-        lines.append("\\\\[2pt]" + note.replace(", \\% Best", ""))
-    lines += ["\\end{center}", "\\end{table}", ""]
-    return "\n".join(lines)
+        body.append(latex_escape(labels.get(method, method)) + " & " + " & ".join(cells) + " \\\\")
+    return _booktabs(caption, label, "l" + "c" * len(heads), "Method & " + " & ".join(heads), body,
+                     [_among_note(methods, best_among, labels)])
 
 
 def latex_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels: dict[str, str],
@@ -320,28 +324,22 @@ def latex_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels: d
     bold = "\\textbf{{{}}}".format
     heads = [latex_escape(labels.get(m, m)) for m in methods]
     heads += [latex_escape(extra[0]).replace(" - ", " $-$ ")] if extra else []
-    lines = ["\\begin{table}[t]", f"\\caption{{{caption}}}", f"\\label{{{label}}}", "\\begin{center}",
-             "\\begin{tabular}{l" + "c" * len(heads) + "}", "\\toprule",
-             "Dataset & " + " & ".join(heads) + " \\\\", "\\midrule"]
+    body = []
     for dataset in means.index:
         cells = [f"{_fmt(means.at[dataset, m])} ({_fmt(ses.at[dataset, m])})" for m in methods]
         cells = [bold(c) if best.at[dataset, m] else c for c, m in zip(cells, methods)]
         cells += [extra[1][dataset]] if extra else []
-        lines.append(latex_escape(dataset) + " & " + " & ".join(cells) + " \\\\")
-    lines.append("\\midrule")
+        body.append(latex_escape(dataset) + " & " + " & ".join(cells) + " \\\\")
+    body.append("\\midrule")
     judged = [m for m in methods if not best_among or m in best_among]
     mean_cells = [bold(_fmt(overall[m])) if m in judged and overall[m] == overall[judged].max()
                   else _fmt(overall[m]) for m in methods]
-    lines.append("Mean & " + " & ".join(mean_cells + ([extra[2]] if extra else [])) + " \\\\")
+    body.append("Mean & " + " & ".join(mean_cells + ([extra[2]] if extra else [])) + " \\\\")
     win_cells = [bold(wins[m]) if m in judged and wins[m] == wins.max() else
                  (str(wins[m]) if m in judged else "--") for m in methods]
-    lines.append("Best on & " + " & ".join(win_cells + ([extra[3]] if extra else [])) + " \\\\")
-    lines += ["\\bottomrule", "\\end{tabular}"]
-    note = _among_note(methods, best_among, labels)
-    if note:
-        lines.append("\\\\[2pt]" + note.replace(", \\% Best", ""))
-    lines += ["\\end{center}", "\\end{table}", ""]
-    return "\n".join(lines)
+    body.append("Best on & " + " & ".join(win_cells + ([extra[3]] if extra else [])) + " \\\\")
+    return _booktabs(caption, label, "l" + "c" * len(heads), "Dataset & " + " & ".join(heads), body,
+                     [_among_note(methods, best_among, labels)])
 
 
 def markdown_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels: dict[str, str],
@@ -372,9 +370,8 @@ def note_single_repeats(tex: str) -> str:
     standard error (a single repeat), so a reader does not take it for a failure."""
     if "(--)" not in tex:
         return tex
-    note = ("\\\\[2pt]{\\footnotesize (--): one repeat, so no standard error; such a cell is a "
-            "single split's score.}\n")
-    return tex.replace("\\end{center}\n", note + "\\end{center}\n", 1)
+    note = _note("(--): one repeat, so no standard error; such a cell is a single split's score.")
+    return tex.replace("\\end{center}\n", note + "\n\\end{center}\n", 1)
 
 
 def describe_run(scores: pd.DataFrame, latex: bool = True) -> str:
@@ -432,13 +429,11 @@ def latex_sweep_table(scores: pd.DataFrame, metric: str, methods: list[str], cap
     mean, se = summary["mean"].unstack("dataset"), summary["se"].unstack("dataset")
     datasets, named = list(mean.columns), len(methods) > 1
     best = mean.max(axis=0)
-    head = ("Method & " if named else "") + latex_escape(key)
-    lines = ["\\begin{table}[t]", f"\\caption{{{caption}}}", f"\\label{{{label}}}", "\\begin{center}",
-             "\\begin{tabular}{l" + "l" * named + "c" * len(datasets) + "}", "\\toprule",
-             head + " & " + " & ".join(latex_escape(d) for d in datasets) + " \\\\", "\\midrule"]
+    head = " & ".join(["Method"] * named + [latex_escape(key)] + [latex_escape(d) for d in datasets])
+    body = []
     for number, method in enumerate(methods):
         if number:
-            lines.append("\\midrule")
+            body.append("\\midrule")
         rows = mean.xs(method, level="method")
         for row, value in enumerate(rows.index):
             cells = []
@@ -449,9 +444,8 @@ def latex_sweep_table(scores: pd.DataFrame, metric: str, methods: list[str], cap
                 cells.append(f"{shown} ({_fmt(se.loc[(value, method), d])})")
             name = latex_escape((labels or {}).get(method, method)) if row == 0 else ""
             first = f"{name} & " if named else ""
-            lines.append(f"{first}{value:g} & " + " & ".join(cells) + " \\\\")
-    lines += ["\\bottomrule", "\\end{tabular}", "\\end{center}", "\\end{table}", ""]
-    return "\n".join(lines)
+            body.append(f"{first}{value:g} & " + " & ".join(cells) + " \\\\")
+    return _booktabs(caption, label, "l" + "l" * named + "c" * len(datasets), head, body)
 
 
 def plot_sweep(scores: pd.DataFrame, metric: str, methods: list[str], title: str):
