@@ -1,0 +1,80 @@
+"""Session 21's validation of a "DEN + random forest" blend on the held-back corpus sets
+(``corpus_dev.py``'s folds; docs/benchmarks/corpus-dev.md, section "Session 21").
+
+Per split, DEN with the default preset (network adaptation on two-class tasks, none on more)
+and the 500-tree random forest are fitted once on the same 50 support rows; the record holds
+the query AUC (binary) or accuracy (multiclass) of each, of their probabilities averaged with
+weights 0.5 (the one candidate, fixed before the run), 0.25 and 0.75 on DEN, and (binary) of
+their ranks averaged. The models are ``corpus_dev.py``'s, pre-trained with the shipped settings:
+
+    python docs/benchmarks/corpus_dev.py --fold F pretrain ref_fF --steps 6000 --binarized 4 \\
+        --hold-mc-validation --model '{"order": 3, "use_calibration": false, "local_bandwidths":
+        [0.05, 0.1, 0.2, 0.4], "max_tuples": 625, "min_tuples": 625, "gated_pooling": true,
+        "tuple_relevance": true, "balanced_relevance": true}'
+    python docs/benchmarks/blend_dev.py F binary|multiclass RECORDS.jsonl [--data D] [--out O]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+import corpus_dev  # noqa: E402
+
+
+def main(argv=None) -> None:
+    from scipy.stats import rankdata
+
+    from den.baselines.direct import direct_predict_proba
+    from den.evaluate import score, support_query_split
+    from den.experiments import split_seed
+    from den.model.den import DEN
+    from den.train.finetune import adapt_config, fit_task
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("fold", type=int, choices=(0, 1))
+    parser.add_argument("tasks", choices=("binary", "multiclass"))
+    parser.add_argument("records", type=Path)
+    parser.add_argument("--data", type=Path, default=Path("../shared/datasets/corpus"))
+    parser.add_argument("--out", type=Path, default=Path("results/corpus_dev"))
+    args = parser.parse_args(argv)
+    corpus_dev.FOLD = args.fold
+    multiclass = args.tasks == "multiclass"
+    model = DEN.load((args.out / "fold1" if args.fold else args.out) / "models" / f"ref_f{args.fold}.npz")
+    sets = corpus_dev.multiclass_split(args.data)[0] if multiclass else corpus_dev.split(args.data)[0]
+    metric = "accuracy" if multiclass else "auc"
+    with args.records.open("w") as handle:
+        for name in sets:
+            task = corpus_dev.load(args.data, args.out, name)
+            for repeat in range(corpus_dev.REPEATS):
+                started = time.time()
+                seed = split_seed(corpus_dev.EVAL_SEED, task.name, repeat)
+                support, query = support_query_split(task.y, corpus_dev.N_SUPPORT, seed, corpus_dev.MAX_QUERY)
+                fitted = fit_task(model, task.x[support], task.y[support], task.n_classes,
+                                  adapt_config(seed=seed, one_vs_rest=False), x_unlabeled=task.x[query])
+                den = fitted.proba(task.x[query])
+                forest = direct_predict_proba("random_forest", task.x[support], task.y[support],
+                                              task.x[query], task.n_classes, seed=seed)
+                y = task.y[query]
+                record = {"dataset": name, "repeat": repeat}
+                for label, proba in [("den", den), ("rf", forest), ("blend50", 0.5 * den + 0.5 * forest),
+                                     ("blend25", 0.25 * den + 0.75 * forest),
+                                     ("blend75", 0.75 * den + 0.25 * forest)]:
+                    record[label] = score(y, proba)[metric]
+                if not multiclass:
+                    ranks = (rankdata(den[:, 1]) + rankdata(forest[:, 1])) / (2 * len(y))
+                    record["rank50"] = score(y, np.stack([1 - ranks, ranks], 1))["auc"]
+                record["seconds"] = time.time() - started
+                handle.write(json.dumps(record) + "\n")
+                handle.flush()
+                print(record, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
