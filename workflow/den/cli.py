@@ -494,7 +494,8 @@ def main(argv: list[str] | None = None) -> int:
     except (DENError, ValueError) as err:
         print(f"den {args.command}: error: {err}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # the reader of stdout stopped (`den info | head`): not an error
+    except BrokenPipeError:  # the reader of stdout stopped (`den info | head`): no message, and
+        # status 1 as Python's documentation advises (a shell's `pipefail` sees it, as with `yes | head`)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so that Python's exit flush does not fail again
         return 1
