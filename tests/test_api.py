@@ -419,7 +419,11 @@ def test_missing_labels_and_bad_variant(small_binary_model, table):
     frame, labels = table
     labels = labels[:50].astype(object)
     labels[4] = None
-    with pytest.raises(DENInputError, match="missing values"):
+    with pytest.raises(DENInputError, match=r"1 row\(s\) have no label: row\(s\) 4 \(counted from 0\)"):
+        DENClassifier(model=small_binary_model).fit(frame[:50], labels)
+    labels[4], labels[7] = "?", " ?"  # UCI's missing label: not a third class
+    with pytest.raises(DENInputError, match=r"2 row\(s\) have no label \(empty, NaN or '\?'\): "
+                                            r"row\(s\) 4, 7"):
         DENClassifier(model=small_binary_model).fit(frame[:50], labels)
     with pytest.raises(DENInputError, match="variant"):
         DENClassifier(model=small_binary_model, variant="magic").fit(frame[:50], labels)
@@ -624,9 +628,15 @@ def test_text_among_numbers_is_missing_with_a_warning_and_bounds_are_numbers():
         encoder.transform(pd.DataFrame({"crp": ["positive", "negative"], "colour": ["red"] * 2}))
     bands = TabularEncoder().fit(pd.DataFrame({"age": ["<=50", ">50", "18+", "<=50"]}))
     assert bands.categories == {"age": ["18+", "<=50", ">50"]}  # bands are categories, not 50, 50, 18
-    with pytest.raises(DENInputError, match="non-numeric value 'later'"):  # a column of numbers only
-        TabularEncoder().fit(support.assign(crp=np.arange(20.0))).transform(
-            pd.DataFrame({"crp": ["later"], "colour": ["red"]}))
+    clean = TabularEncoder().fit(support.assign(crp=np.arange(20.0)))  # a column of numbers only
+    with pytest.raises(DENInputError, match="non-numeric value 'later'"):  # the query's all text there
+        clean.transform(pd.DataFrame({"crp": ["later"], "colour": ["red"]}))
+    crp = [str(v) for v in range(19)] + ["pending"]  # a word among numbers: missing, as in a support set
+    with pytest.warns(DENInputWarning, match=r"query features column 'crp': 1 of 20 values are text in a "
+                                             r"column of numbers \('pending'\), read as missing; the "
+                                             r"support set had numbers only there"):
+        query = clean.transform(pd.DataFrame({"crp": crp, "colour": ["red"] * 20}))
+    assert np.isnan(query[19, 0]) and query[18, 0] == 18
 
 
 def test_large_offsets_keep_their_resolution():
@@ -709,6 +719,27 @@ def test_dates_written_as_text_or_as_date_objects_are_days():
         encoder.transform(query.assign(when=["soon", None]))
 
 
+def test_query_dates_written_day_first_or_month_first_read_by_one_convention_per_column():
+    """A support column of dates meets query dates as text in another form: each column is
+    read by one convention, day first where some date reads only so (13/09/2021), so 11/07/2021
+    in the same column is 11 July, not 7 November; where every date reads both ways, month first
+    with a warning that names the column and the ISO form."""
+    from den.data.encoding import TabularEncoder
+    from den.errors import DENInputWarning
+
+    when = pd.to_datetime(["2021-09-13", "2021-07-11", "2021-01-05"])
+    encoder = TabularEncoder().fit(pd.DataFrame({"when": when}))
+    days = encoder.transform(pd.DataFrame({"when": when}))[:, 0]
+    for form in ("%d/%m/%Y", "%m/%d/%Y", "%b %d, %Y", "%Y/%m/%d"):
+        np.testing.assert_array_equal(encoder.transform(pd.DataFrame({"when": when.strftime(form)}))[:, 0],
+                                      days, err_msg=form)
+    with pytest.warns(DENInputWarning, match=r"query features column 'when': dates such as '11/07/2021' "
+                                             r"read month first \(2021-11-07\); if the day comes first, "
+                                             r"write them as ISO 8601"):
+        x = encoder.transform(pd.DataFrame({"when": ["11/07/2021", "01/05/2021"]}))
+    assert x[0, 0] == (pd.Timestamp("2021-11-07") - pd.Timestamp(0)).days
+
+
 def test_duplicate_column_names_are_named(small_binary_model):
     from den.data.encoding import TabularEncoder
 
@@ -742,8 +773,9 @@ def test_dates_beyond_pandas_nanoseconds_or_not_dates_and_look_alike_codes():
     zero = TabularEncoder().fit(pd.DataFrame({"when": ["0000-00-00", "2021-01-01"]}))
     assert zero.temporal == {} and zero.categories == {"when": ["0000-00-00", "2021-01-01"]}
     stamps = TabularEncoder().fit(pd.DataFrame({"when": pd.to_datetime(["2021-01-01", "2021-01-02"])}))
-    np.testing.assert_allclose(stamps.transform(pd.DataFrame({"when": ["01/03/2021", "2021-01-05"]}))[:, 0],
-                               [18630, 18632])
+    with pytest.warns(DENInputWarning, match="'01/03/2021' read month first"):  # it reads both ways
+        x = stamps.transform(pd.DataFrame({"when": ["01/03/2021", "2021-01-05"]}))
+    np.testing.assert_allclose(x[:, 0], [18630, 18632])
     long_id = "12345678901234567890"
     codes = TabularEncoder().fit(pd.DataFrame({"c": ["1", "01", "x"], "id": [long_id, "7", "x"]}))
     x = codes.transform(pd.DataFrame({"c": [1, "01", 1.0], "id": [int(long_id), 7, "x"]}))

@@ -768,3 +768,31 @@ def test_read_table_reads_a_pipe_once_and_finds_the_separator_by_fields(tmp_path
     with pytest.raises(DENInputError, match="broken.csv.gz' is not a readable CSV file: it looks "
                                             "gzip-compressed but cannot be decompressed"):
         read_table(tmp_path / "broken.csv.gz")
+
+
+def test_read_table_reads_numbers_with_thousands_grouped_and_drops_a_trailing_separator(tmp_path):
+    """Spreadsheets' number formats: in a ';' file 1.234,50 is 1234.5 (not a category), and
+    2.500 in a file whose other columns write decimal commas is 2500, with a warning naming the
+    column; 1.5 stays 1.5. In a ',' file a quoted "1,234.50" is 1234.5. Lines ending in the
+    separator add no column (it would be a feature no query file has)."""
+    from den.data.encoding import read_table
+    from den.errors import DENInputWarning
+
+    (tmp_path / "euro.csv").write_text("amount;count;share;ratio;label\n1.234,50;2.500;0,5;1.5;a\n"
+                                       "987,25;800;0,25;2.75;b\n-12.000;1.200;?;3.0;a\n")
+    with pytest.warns(DENInputWarning, match=r"column 'count': '2.500' is read as 2500, its point a "
+                                             r"thousands separator, as other columns write decimal commas"):
+        frame = read_table(tmp_path / "euro.csv", "support")
+    assert frame["amount"].tolist() == [1234.5, 987.25, -12000.0]
+    assert frame["count"].tolist() == [2500, 800, 1200]
+    assert frame["share"].tolist()[:2] == [0.5, 0.25] and np.isnan(frame["share"][2])
+    assert frame["ratio"].tolist() == [1.5, 2.75, 3.0] and frame["label"].tolist() == ["a", "b", "a"]
+    (tmp_path / "points.csv").write_text("count;x\n2.500;1\n1.200;2\n")  # no decimal comma: as pandas reads
+    assert read_table(tmp_path / "points.csv")["count"].tolist() == [2.5, 1.2]
+    (tmp_path / "us.csv").write_text('amount,code,label\n"1,234.50",7,a\n"12,000",8,b\n15.5,9,a\n')
+    us = read_table(tmp_path / "us.csv")
+    assert us["amount"].tolist() == [1234.5, 12000.0, 15.5] and us["code"].tolist() == [7, 8, 9]
+    (tmp_path / "trailing.csv").write_text("a,b,label,\n1,2,x,\n3,4,y,\n")
+    assert list(read_table(tmp_path / "trailing.csv").columns) == ["a", "b", "label"]
+    (tmp_path / "blank_named.csv").write_text("a,,label\n1,5,x\n3,6,y\n")  # a value: kept, as pandas names it
+    assert list(read_table(tmp_path / "blank_named.csv").columns) == ["a", "Unnamed: 1", "label"]

@@ -2,7 +2,8 @@
 
 Numbers stay numbers; booleans become 0/1; dates and times become days since 1970-01-01
 (durations: days), whatever their unit: datetime columns, ``datetime.date`` values and text
-in ISO 8601 form (2021-01-31, 2021-01-31 10:00, as CSV files hold dates). Strings and
+in ISO 8601 form (2021-01-31, 2021-01-31 10:00, as CSV files hold dates; a query's dates in
+another form, 13/09/2021, are read by one convention per column, ``_other_dates``). Strings and
 categories become integer codes in sorted order of the values seen when fitting (numbers
 written as text in numeric order), whatever order a pandas categorical declares (OpenML's
 nominal columns come as ordered categoricals whose order means nothing); an unseen value
@@ -12,7 +13,8 @@ imputes, as does everything in a column that held no value when fitting; so do t
 ``MISSING_MARKERS`` ("?", "-", "NA", ...) in a column of numbers or dates, where one "?" would
 otherwise make the column categories. A column of numbers with a few cells of other text
 (at least ``NUMERIC_SHARE`` of its values numbers: "pending" among lab values) stays numbers,
-that text missing, with a ``DENInputWarning`` naming the column; a bound reads as its number
+that text missing, with a ``DENInputWarning`` naming the column (so is a query's word among
+numbers where the support column had none, up to the same share); a bound reads as its number
 ("<0.5" as 0.5, "3+" as 3, as detection limits and top-coded counts are written); a query
 category the support set did not hold is missing too, with a warning where a column has many.
 Features are float64, so a large offset (dates, YYYYMMDD codes, epoch milliseconds) keeps its
@@ -40,6 +42,10 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 # Texts that stand for "no value" in a column of numbers or dates (spreadsheets and UCI files
 # write "?"), compared stripped and in lower case.
 MISSING_MARKERS = frozenset({"", "?", "-", "--", ".", "na", "n/a", "nan", "null", "none", "missing"})
+
+# Labels that mean "no label" (UCI files write "?"), beside empty cells, NaN and None; a class
+# named "-" or "none" stays a class ("+"/"-" labels are common).
+MISSING_LABELS = frozenset({"?", ""})
 
 # A column whose values are at least this share numbers (the rest text other than
 # MISSING_MARKERS or bounds) is numeric, its text missing: "pending" in a tenth of the cells of
@@ -152,17 +158,41 @@ def _is_date(v) -> bool:
     return isinstance(v, str) and _ISO_DATE.fullmatch(v.strip()) is not None
 
 
-def _parse_dates(series: pd.Series) -> pd.Series:
-    """Dates (UTC) of ``series``: ISO 8601 text and date objects, other text as pandas reads it
-    (01/03/2021); NaT where a value is no date or beyond pandas' range."""
+def _parse_dates(series: pd.Series, where: str = "") -> pd.Series:
+    """Dates (UTC) of ``series``: ISO 8601 text and date objects, other text by one convention
+    for the whole column (``_other_dates``); NaT where a value is no date or beyond pandas'
+    range. ``where`` names the column in a warning about dates that read both ways."""
     if _temporal_kind(series):
         return pd.to_datetime(series, utc=True)
     parsed = pd.to_datetime(series, utc=True, errors="coerce", format="ISO8601")
     failed = series.notna() & parsed.isna()
-    if failed.any():  # not ISO 8601: what pandas infers value by value
-        parsed = parsed.where(~failed, pd.to_datetime(series.where(failed), utc=True, errors="coerce",
-                                                      format="mixed"))
+    if failed.any():
+        parsed = parsed.where(~failed, _other_dates(series[failed].astype(str), where))
     return parsed
+
+
+def _other_dates(texts: pd.Series, where: str) -> pd.Series:
+    """Dates (UTC) written otherwise than ISO 8601 (11/07/2021, Jul 11 2021), all read by one
+    convention: month first, as pandas reads 11/07/2021 (7 November), unless more of them read
+    day first (13/09/2021 reads only so); value by value, 11/07 and 13/09 would be read by two
+    conventions in one column. Where both read every date, differently, a warning names the
+    column (``where``) and the ISO form that has no such doubt."""
+    readings = []
+    for dayfirst in (False, True):
+        with warnings.catch_warnings():  # "could not infer format": pandas then reads value by value
+            warnings.simplefilter("ignore", UserWarning)
+            readings.append(pd.to_datetime(texts, utc=True, errors="coerce", dayfirst=dayfirst))
+    month_first, day_first = readings
+    if day_first.notna().sum() > month_first.notna().sum():
+        return day_first
+    both = month_first.notna() & day_first.notna()
+    if where and both.all() and (month_first != day_first).any():
+        example = texts[month_first != day_first].iloc[0]
+        warnings.warn(f"{where}: dates such as {example!r} read month first "
+                      f"({month_first[month_first != day_first].iloc[0]:%Y-%m-%d}); if the day comes "
+                      f"first, write them as ISO 8601 (YYYY-MM-DD), which reads one way only",
+                      DENInputWarning, stacklevel=5)
+    return month_first
 
 
 def _temporal_kind(col: pd.Series) -> str | None:
@@ -179,7 +209,7 @@ def _days(series: pd.Series, kind: str, what: str, name: str) -> np.ndarray:
     (kind "timedelta"), NaN where missing; a value that is not a date (duration) is an error."""
     series = _without_markers(series)
     if kind == "datetime":
-        seconds = _parse_dates(series).dt.as_unit("s")  # years 1 to 9999 (nanoseconds end in 2262)
+        seconds = _parse_dates(series, f"{what} column {name!r}").dt.as_unit("s")  # years 1-9999
         days = (seconds - pd.Timestamp(0, tz="UTC").as_unit("s")) / pd.Timedelta(days=1)
     else:
         days = pd.to_timedelta(series, errors="coerce") / pd.Timedelta(days=1)
@@ -323,10 +353,16 @@ class TabularEncoder:
                 bad = series.notna().to_numpy() & np.isnan(values)
                 if name in stray_text:
                     _warn_text(series, bad, what, name, warned)
-                elif bad.any():
+                elif bad.any() and bad.sum() > (1 - NUMERIC_SHARE) * series.notna().sum():
                     raise DENInputError(f"{what} column {name!r} has non-numeric value "
                                         f"{series[bad].iloc[0]!r} in a numeric column; give a "
                                         f"number there, or leave the cell empty (missing)")
+                elif bad.any():  # a few words among numbers, as the support set may hold them
+                    words = list(dict.fromkeys(str(v) for v in series[bad]))
+                    warnings.warn(f"{what} column {name!r}: {bad.sum()} of {series.notna().sum()} values "
+                                  f"are text in a column of numbers ({_listed(words)}), read as "
+                                  f"missing; the support set had numbers only there",
+                                  DENInputWarning, stacklevel=3)
                 if np.isinf(values).any():
                     raise DENInputError(f"{what} column {name!r} has infinite values; replace them "
                                         f"by NaN (missing) or finite numbers")
@@ -494,8 +530,16 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
         raise DENInputError(f"{what} has complex numbers (Complex data not supported); give class "
                             f"labels (integers or strings)")
     missing = pd.isna(arr)
-    if missing.any():
-        raise DENInputError(f"{what} has {int(missing.sum())} missing values; drop those rows")
+    unknown = np.zeros(arr.shape, dtype=bool)
+    if arr.dtype.kind in "OUS":  # strings: "?" is no label
+        unknown = np.array([isinstance(v, str) and v.strip() in MISSING_LABELS for v in arr], dtype=bool)
+    if (missing | unknown).any():
+        rows = np.flatnonzero(missing | unknown)
+        shown = ", ".join(map(str, rows[:5])) + (", ..." if len(rows) > 5 else "")
+        marker = " (empty, NaN or '?')" if unknown.any() else ""
+        raise DENInputError(f"{what}: {len(rows)} row(s) have no label{marker}: row(s) {shown} "
+                            f"(counted from 0); drop them, as a row without a label cannot be "
+                            f"learnt from")
     if arr.dtype.kind == "f":
         infinite = arr[np.isinf(arr)].tolist()
     else:
@@ -536,6 +580,11 @@ _MAGIC = {b"\x1f\x8b": "gzip", b"PK\x03\x04": "zip", b"\xfd7zXZ\x00": "xz", b"BZ
 _HEAD_BYTES = 1 << 20  # what separator detection and the header check read
 # A number written with a decimal comma (12,5), as Excel writes ';' files in such locales.
 _DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
+# Numbers as spreadsheets write them with thousands grouped: where the comma is the decimal
+# mark (1.234,50; 2.500; 12,5; ';' files) and where the point is (1,234.50; 1,234; ',' files,
+# where such a cell is quoted).
+_GROUPED_DECIMAL_COMMA = re.compile(r"[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?")
+_GROUPED_DECIMAL_POINT = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 
 
 def read_table(path, what: str = "table") -> pd.DataFrame:
@@ -543,7 +592,9 @@ def read_table(path, what: str = "table") -> pd.DataFrame:
 
     The file is read once, so a pipe works (``<(command)``), and may be gzip-, zip-, xz- or
     bzip2-compressed. The separator is one of ",", ";", tab and "|" (``_separator``); with
-    ";", a column of numbers with decimal commas (12,5) is read as numbers. The text is UTF-8
+    ";", a column of numbers with decimal commas (12,5) is read as numbers, and so are numbers
+    with thousands grouped (``_grouped_numbers``); a line ending in the separator adds no
+    column. The text is UTF-8
     (a byte-order mark is skipped), else Windows-1252, else Latin-1, which reads any byte. A
     column name that occurs twice is an error (pandas would rename the second "name.1", and a
     message would name a column the user never wrote).
@@ -566,24 +617,56 @@ def read_table(path, what: str = "table") -> pd.DataFrame:
     except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError, EOFError, ValueError) as err:
         raise DENInputError(f"{where} is not a readable CSV file: {err}") from err
     header = _records(data[:_HEAD_BYTES].decode(encoding, errors="replace"), sep, 1)
-    _check_unique([name for name in (header[0] if header else []) if name], where)  # blanks: "Unnamed: j"
-    return _decimal_commas(frame) if sep == ";" else frame
+    names = header[0] if header else []
+    _check_unique([name for name in names if name], where)  # blanks: "Unnamed: j"
+    # a line ending in the separator (as some spreadsheets write them) adds a column without a
+    # name or a value: not a feature
+    blank = [j for j, name in enumerate(names[:frame.shape[1]])
+             if not name.strip() and not frame.iloc[:, j].notna().any()]
+    frame = frame.drop(columns=frame.columns[blank]) if blank else frame
+    if sep in (";", ","):
+        raw = pd.read_csv(io.BytesIO(data), sep=sep, encoding=encoding, dtype=str)
+        raw = raw.drop(columns=raw.columns[blank]) if blank else raw
+        frame = _grouped_numbers(frame, raw, sep, where)
+    return frame
 
 
-def _decimal_commas(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` (of a ';' file) with each text column whose values are whole numbers or
-    numbers with a decimal comma (12,5; "?" and the like missing), at least one of the latter,
-    as numbers."""
-    for j in range(frame.shape[1]):
-        column = frame.iloc[:, j]
-        if _is_numeric(column) or pd.api.types.is_bool_dtype(column):
-            continue
-        text = column.dropna().astype(str).str.strip()
+def _grouped_numbers(frame: pd.DataFrame, raw: pd.DataFrame, sep: str, where: str) -> pd.DataFrame:
+    """``frame`` with the columns that spreadsheets' number formats wrote as text read as
+    numbers (``raw``: the same file read as text; "?" and the like missing):
+
+    - in a ';' file, a column of numbers with a decimal comma (12,5) or thousands grouped by
+      points (1.234,50), at least one of them. Where no value has a comma but some are grouped
+      (2.500), that is read as 2500 only when another column of the file has decimal commas,
+      with a warning naming the column (a point there cannot be the decimal mark);
+    - in a ',' file, a column of numbers with thousands grouped by commas (1,234.50 or 1,234,
+      quoted), at least one of them.
+    """
+    pattern = _GROUPED_DECIMAL_COMMA if sep == ";" else _GROUPED_DECIMAL_POINT
+    group, decimal = (".", ",") if sep == ";" else (",", ".")
+    texts = {}
+    for j in range(raw.shape[1]):
+        text = raw.iloc[:, j].dropna().str.strip()
         text = text[~text.map(_is_marker).astype(bool)]
-        decimal = text.str.fullmatch(_DECIMAL_COMMA)
-        if len(text) and decimal.any() and (decimal | text.str.fullmatch(r"[+-]?\d+")).all():
-            numbers = column.astype(str).str.strip().str.replace(",", ".", regex=False)
-            frame[frame.columns[j]] = pd.to_numeric(numbers.where(column.notna()), errors="coerce")
+        if len(text) and text.str.fullmatch(pattern).all():
+            texts[j] = text
+    decimal_commas = sep == ";" and any(text.str.contains(",", regex=False).any() for text in texts.values())
+    for j, text in texts.items():
+        grouped = text.str.contains(group, regex=False)
+        if sep == ";" and not (text.str.contains(decimal).any() or (decimal_commas and grouped.any())):
+            continue  # whole numbers, or points that are decimal points: as pandas read them
+        if sep == "," and not grouped.any():
+            continue
+        numbers = text.str.replace(group, "", regex=False).str.replace(decimal, ".", regex=False)
+        column = pd.Series(np.nan, index=raw.index)
+        column[text.index] = pd.to_numeric(numbers)
+        if sep == ";" and grouped.any() and _is_numeric(frame.iloc[:, j]):  # pandas read 2.500 as 2.5
+            example = text[grouped].iloc[0]
+            warnings.warn(f"{where} column {raw.columns[j]!r}: {example!r} is read as "
+                          f"{float(numbers[grouped].iloc[0]):g}, its point a thousands separator, as "
+                          f"other columns write decimal commas; if it is a decimal point, write the "
+                          f"number with a comma ({example.replace('.', ',')})", DENInputWarning, stacklevel=3)
+        frame[frame.columns[j]] = column.to_numpy()
     return frame
 
 
