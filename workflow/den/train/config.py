@@ -38,7 +38,7 @@ class PretrainConfig:
         flip_rate: probability that a sampled covariate is mirrored (u -> 1 - u on the unit
             scale) in an episode. 0 is the paper; > 0 teaches the network to read each
             feature's direction from the class-conditional embedding, which matters when
-            every training covariate rises with the positive class (the CNN-zoo tasks).
+            almost every training covariate rises with the positive class (the CNN-zoo tasks).
         multiclass_cuts: binary head only: each task of more than two classes is replaced by
             this many binary tasks, random bipartitions of its classes
             (``den.data.tasks.binary_cuts``, seeded by ``seed``), so multiclass datasets
