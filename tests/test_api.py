@@ -257,6 +257,21 @@ def test_query_columns_must_match(small_binary_model, table):
         clf.predict(np.zeros((3, 2)))
 
 
+def test_a_class_too_small_to_fine_tune_one_against_the_rest_is_named(small_binary_model):
+    """The paper's fine-tuning of a class's "this class or not" model needs two rows of the
+    class: a class of one support row keeps the pre-trained PLFs, with a warning that names it
+    (and only it); the other classes are fine-tuned."""
+    task = make_task("four", 60, 3, 3, seed=5)
+    labels = np.array(["a", "b", "c"])[task.y].astype(object)
+    labels[0] = "lone"
+    with pytest.warns(DENInputWarning, match=r"support labels: class\(es\) 'lone' \(1\) have fewer than "
+                                             r"the 2 support rows that fine-tuning needs"):
+        clf = DENClassifier(model=small_binary_model, preset="paper", finetune_epochs=1,
+                            finetune_steps_per_epoch=2).fit(task.x, labels)
+    epochs = {label: models[0].finetune_epochs for label, models in zip(clf.classes_, clf.class_models_)}
+    assert epochs == {"a": 1, "b": 1, "c": 1, "lone": 0}
+
+
 def test_more_classes_than_the_multiclass_head_supports(small_multiclass_model):
     task = make_task("seven", 140, 3, 7, seed=5)
     with pytest.raises(DENInputError, match="7 classes.*at most 6"):
@@ -835,17 +850,48 @@ def test_a_support_set_too_large_for_the_memory_is_refused_before_the_fit():
     den = DEN(ModelConfig(order=3, min_tuples=625, max_tuples=625, local_bandwidths=(0.1,),
                           tuple_relevance=True, **SMALL))
     with pytest.raises(DENInputError, match=r"a support set of 5000 rows and 10 features needs about "
-                                            r"1\d\d GB .* and 24 GB are free: fit on a sample of at most "
-                                            r"15\d\d rows \(e.g. X.sample\(15\d\d, random_state=0\)"):
+                                            r"1\d\d.\d GB .*when the model first predicts\), and 24.0 GB "
+                                            r"are free: fit on a sample of at most 15\d\d rows \(e.g. "
+                                            r"X.sample\(15\d\d, random_state=0\)"):
         check_support_size(den, 5000, 10, available=24e9)
-    with pytest.warns(DENInputWarning, match=r"a support set of 1500 rows: .* about 1\d.\d GB"):
+    with pytest.warns(DENInputWarning, match=r"a support set of 1500 rows: .* the model's first prediction "
+                                             r"takes about 1\d.\d GB"):
         check_support_size(den, 1500, 10, available=24e9)
-    with pytest.raises(DENInputError, match="a support set of 1000 rows and 10 features needs about 5 GB"):
+    with pytest.raises(DENInputError, match=r"support set of 1000 rows and 10 features needs about 5.\d GB"):
         check_support_size(den, 1000, 10, available=1e9)  # a small machine (or a cgroup's cap)
+    with pytest.raises(DENInputError, match=r"needs about 5.\d GB .* and 6.0 GB are free"):
+        check_support_size(den, 1000, 10, available=6e9)  # a fifth is kept for TensorFlow itself
     with warnings.catch_warnings():
         warnings.simplefilter("error", DENInputWarning)
         check_support_size(den, 1000, 10, available=24e9)
         check_support_size(DEN(ModelConfig(**SMALL)), 5000, 10, available=1e9)  # no pairs of rows
+
+
+def test_available_memory_reads_the_control_group_of_the_process_v1_and_v2(tmp_path):
+    """A SLURM job or container caps memory in its control group: cgroup v2 (memory.max) or
+    v1 (memory.limit_in_bytes under memory/), at the process's own group (/proc/self/cgroup) or
+    one above it; v1's "no limit" (about 2^63) and v2's "max" are no cap."""
+    from den.fitting import _available_memory
+
+    root = tmp_path / "cgroup"
+    job = root / "memory" / "slurm" / "job_7" / "step_0"
+    job.mkdir(parents=True)
+    (job / "memory.limit_in_bytes").write_text("9223372036854771712\n")  # the step: no limit
+    (job.parent / "memory.limit_in_bytes").write_text(f"{3 * 2**30}\n")  # the job: 3 GiB
+    (job.parent / "memory.usage_in_bytes").write_text(f"{2**30}\n")
+    membership = tmp_path / "self_cgroup"
+    membership.write_text("5:devices:/\n4:memory:/slurm/job_7/step_0\n1:name=systemd:/\n")
+    assert _available_memory(root, membership) == 2 * 2**30
+    (job.parent / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+    free = _available_memory(root, membership)  # MemAvailable alone (None off Linux)
+    assert free is None or free > 2**20
+    v2 = root / "system.slice" / "job.scope"
+    v2.mkdir(parents=True)
+    (v2 / "memory.max").write_text("max\n")
+    (v2.parent / "memory.max").write_text(f"{2**30}\n")
+    (v2.parent / "memory.current").write_text(f"{2**28}\n")
+    membership.write_text("0::/system.slice/job.scope\n")
+    assert _available_memory(root, membership) == 3 * 2**28
 
 
 def test_query_chunks_shrink_as_the_support_set_grows():

@@ -34,6 +34,10 @@ RELEVANCE_PAIR_BYTES = 24
 # Support rows above which a fit warns that it was not what DEN is for (pre-training drew
 # support sets of 25-128 rows) and that its cost grows with the square of the rows.
 LARGE_SUPPORT_ROWS = 1000
+# The share of the free memory a support set's pairwise kernels may take: the rest is for
+# TensorFlow's working memory and the process itself (measured: the first prediction of 1,500
+# rows of 10 features peaked 0.8 GB above RELEVANCE_PAIR_BYTES' 11.5 GB).
+USABLE_MEMORY_SHARE = 0.8
 # The ``finetune_*`` settings each variant reads (``fit_table`` refuses others changed under a
 # preset).
 VARIANT_SETTINGS = {
@@ -224,7 +228,25 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
         raise DENInputError(name_settings(str(err), _FINETUNE_KEYWORDS)) from None
     fitted = fit_task(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
     _warn_unadapted(config, fitted, codes, classes, f"{support_name} labels")
+    _warn_not_fine_tuned(config, den, fitted, codes, classes, f"{support_name} labels")
     return FittedTable(fitted, encoder, classes, x.shape[1])
+
+
+def _warn_not_fine_tuned(config: FinetuneConfig | None, den: DEN, fitted: FittedTask, codes: np.ndarray,
+                         classes: np.ndarray, what: str) -> None:
+    """Warn where the settings fine-tune the PLFs one class against the rest but some classes'
+    models keep the pre-trained PLFs, for want of support rows (``one_vs_rest_models``: fewer
+    than two, or than early stopping's folds, in the class or in the rest)."""
+    if config is None or not config.epochs or not den.config.use_calibration or not fitted.one_vs_rest:
+        return
+    folds = config.ensemble if config.early_stopping else 2
+    counts = np.bincount(codes, minlength=len(classes))
+    short = [k for k in range(len(classes)) if 0 < min(counts[k], len(codes) - counts[k]) < folds]
+    if short:
+        named = ", ".join(f"{label!r} ({counts[k]})" for label, k in zip(classes[short].tolist(), short))
+        warnings.warn(f"{what}: class(es) {named} have fewer than the {folds} support rows that "
+                      f"fine-tuning needs, so the class-against-the-rest model of each keeps the "
+                      f"pre-trained PLFs, not fine-tuned", DENInputWarning, stacklevel=3)
 
 
 def _warn_unadapted(config: FinetuneConfig | None, fitted: FittedTask, codes: np.ndarray,
@@ -251,9 +273,11 @@ def _warn_unadapted(config: FinetuneConfig | None, fitted: FittedTask, codes: np
 
 def check_support_size(den: DEN, n_rows: int, n_features: int, available: float | None = None) -> None:
     """Refuse a support set whose tuple relevance or local embedding (kernels of every pair
-    of support rows, per feature multiset) would need more memory than ``available`` bytes
-    (default: what this process may still take, ``_available_memory``), naming a sample size
-    that fits in half of it; warn above ``LARGE_SUPPORT_ROWS`` rows.
+    of support rows, per feature multiset) would need more than ``USABLE_MEMORY_SHARE`` of
+    ``available`` bytes (default: what this process may still take, ``_available_memory``),
+    naming a sample size that fits in half of it; warn above ``LARGE_SUPPORT_ROWS`` rows. The
+    memory is taken where the whole support set is embedded: by the first prediction (and by
+    a fine-tuning or adaptation step on halves of it, a quarter as much).
 
     Raises:
         DENInputError: the support set is too large for this machine.
@@ -265,36 +289,56 @@ def check_support_size(den: DEN, n_rows: int, n_features: int, available: float 
     available = _available_memory() if available is None else available
     advice = ("DEN was pre-trained on support sets of 25-128 rows, and a table this large suits a "
               "random forest better")
-    if available is not None and need > available:
+    if available is not None and need > USABLE_MEMORY_SHARE * available:
         fit = int(np.sqrt(available / 2 / (RELEVANCE_PAIR_BYTES * multisets)))  # half: a margin
         raise DENInputError(f"a support set of {n_rows} rows and {n_features} features needs about "
-                            f"{need / 1e9:.0f} GB for DEN's tuple relevance (it compares every pair "
-                            f"of support rows), and {available / 1e9:.0f} GB are free: fit on a "
-                            f"sample of at most {fit} rows (e.g. X.sample({fit}, random_state=0) and "
-                            f"the same rows of y); {advice}")
+                            f"{need / 1e9:.1f} GB for DEN's tuple relevance (it compares every pair "
+                            f"of support rows, when the model first predicts), and {available / 1e9:.1f} "
+                            f"GB are free: fit on a sample of at most {fit} rows (e.g. "
+                            f"X.sample({fit}, random_state=0) and the same rows of y); {advice}")
     if n_rows > LARGE_SUPPORT_ROWS:
         warnings.warn(f"a support set of {n_rows} rows: DEN's tuple relevance compares every pair "
-                      f"of support rows, so the fit takes about {need / 1e9:.1f} GB and time that "
-                      f"grows with the square of the rows; {advice}", DENInputWarning, stacklevel=3)
+                      f"of support rows, so the model's first prediction takes about {need / 1e9:.1f} "
+                      f"GB, and the fit and each prediction time that grows with the square of the "
+                      f"rows; {advice}", DENInputWarning, stacklevel=3)
 
 
-def _available_memory() -> float | None:
+def _available_memory(root: Path = Path("/sys/fs/cgroup"),
+                      membership: Path = Path("/proc/self/cgroup")) -> float | None:
     """Bytes of memory this process may still take: Linux's MemAvailable, or less where a
-    control group (a container, a SLURM job) caps the memory (cgroup v2 memory.max less
-    memory.current); None where neither is known."""
+    control group (a container, a SLURM job) caps the memory, at the process's own group or
+    one above it (``membership`` says which, under ``root``): cgroup v2 (memory.max less
+    memory.current) or v1 (memory.limit_in_bytes less memory.usage_in_bytes under
+    ``root``/memory; "no limit" there is a number near 2^63). None where none is known."""
     free = []
     try:
         with open("/proc/meminfo") as meminfo:
             free += [float(line.split()[1]) * 1024 for line in meminfo if line.startswith("MemAvailable:")]
     except (OSError, ValueError):
         pass
+    groups = [(root, "memory.max", "memory.current"),
+              (root / "memory", "memory.limit_in_bytes", "memory.usage_in_bytes")]
     try:
-        cgroup = Path("/sys/fs/cgroup")
-        limit = (cgroup / "memory.max").read_text().strip()
-        if limit != "max":
-            free.append(float(limit) - float((cgroup / "memory.current").read_text()))
+        for line in membership.read_text().splitlines():  # "2:memory:/slurm/job_7" or "0::/user.slice"
+            _, controllers, group = line.split(":", 2)
+            if controllers == "":
+                groups.append((root / group.lstrip("/"), "memory.max", "memory.current"))
+            elif "memory" in controllers.split(","):
+                groups.append((root / "memory" / group.lstrip("/"), "memory.limit_in_bytes",
+                               "memory.usage_in_bytes"))
     except (OSError, ValueError):
         pass
+    for directory, limit_file, usage_file in groups:
+        while True:  # the group and those above it, to the root of its hierarchy
+            try:
+                limit = (directory / limit_file).read_text().strip()
+                if limit != "max" and float(limit) < 2.0**60:
+                    free.append(float(limit) - float((directory / usage_file).read_text()))
+            except (OSError, ValueError):
+                pass
+            if directory in (root, root / "memory") or directory.parent == directory:
+                break
+            directory = directory.parent
     return min(free) if free else None
 
 
