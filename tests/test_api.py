@@ -436,6 +436,8 @@ def test_missing_labels_and_bad_variant(small_binary_model, table):
     labels[4] = None
     with pytest.raises(DENInputError, match=r"1 row\(s\) have no label: row\(s\) 4 \(counted from 0\)"):
         DENClassifier(model=small_binary_model).fit(frame[:50], labels)
+    with pytest.raises(DENInputError, match=r"1 row\(s\) have no label \(empty, NaN or '\?'\)"):
+        DENClassifier(model=small_binary_model).fit(frame[:3], np.array([b"a", b"b", b"?"]))
     labels[4], labels[7] = "?", " ?"  # UCI's missing label: not a third class
     with pytest.raises(DENInputError, match=r"2 row\(s\) have no label \(empty, NaN or '\?'\): "
                                             r"row\(s\) 4, 7"):
@@ -748,6 +750,10 @@ def test_query_dates_written_day_first_or_month_first_read_by_one_convention_per
     for form in ("%d/%m/%Y", "%m/%d/%Y", "%b %d, %Y", "%Y/%m/%d"):
         np.testing.assert_array_equal(encoder.transform(pd.DataFrame({"when": when.strftime(form)}))[:, 0],
                                       days, err_msg=form)
+    mixed = pd.DataFrame({"when": ["13/09/2021", "14/09/2021 10:30", "Jul 11 2021", "11/07/2021"]})
+    np.testing.assert_allclose(encoder.transform(mixed)[:, 0] - days[0], [0, 1.4375, -64, -64])
+    repeated = pd.DataFrame({"when": ["2021-09-13", "13/09/2021", "11/07/2021"]}, index=[0, 0, 0])
+    np.testing.assert_array_equal(encoder.transform(repeated)[:, 0], days[[0, 0, 1]])  # pd.concat's index
     with pytest.warns(DENInputWarning, match=r"query features column 'when': dates such as '11/07/2021' "
                                              r"read month first \(2021-11-07\); if the day comes first, "
                                              r"write them as ISO 8601"):
@@ -851,8 +857,8 @@ def test_a_support_set_too_large_for_the_memory_is_refused_before_the_fit():
                           tuple_relevance=True, **SMALL))
     with pytest.raises(DENInputError, match=r"a support set of 5000 rows and 10 features needs about "
                                             r"1\d\d.\d GB .*when the model first predicts\), and 24.0 GB "
-                                            r"are free: fit on a sample of at most 15\d\d rows \(e.g. "
-                                            r"X.sample\(15\d\d, random_state=0\)"):
+                                            r"are free, of which DEN uses at most 80% .*: fit on a sample of "
+                                            r"at most 15\d\d rows \(e.g. X.sample\(15\d\d, random_state=0\)"):
         check_support_size(den, 5000, 10, available=24e9)
     with pytest.warns(DENInputWarning, match=r"a support set of 1500 rows: .* the model's first prediction "
                                              r"takes about 1\d.\d GB"):
@@ -861,6 +867,8 @@ def test_a_support_set_too_large_for_the_memory_is_refused_before_the_fit():
         check_support_size(den, 1000, 10, available=1e9)  # a small machine (or a cgroup's cap)
     with pytest.raises(DENInputError, match=r"needs about 5.\d GB .* and 6.0 GB are free"):
         check_support_size(den, 1000, 10, available=6e9)  # a fifth is kept for TensorFlow itself
+    with pytest.raises(DENInputError, match="and 0.0 GB are free, .* at most 0 rows"):
+        check_support_size(den, 1000, 10, available=-1e6)  # a control group over its cap
     with warnings.catch_warnings():
         warnings.simplefilter("error", DENInputWarning)
         check_support_size(den, 1000, 10, available=24e9)
@@ -880,7 +888,7 @@ def test_available_memory_reads_the_control_group_of_the_process_v1_and_v2(tmp_p
     (job.parent / "memory.limit_in_bytes").write_text(f"{3 * 2**30}\n")  # the job: 3 GiB
     (job.parent / "memory.usage_in_bytes").write_text(f"{2**30}\n")
     membership = tmp_path / "self_cgroup"
-    membership.write_text("5:devices:/\n4:memory:/slurm/job_7/step_0\n1:name=systemd:/\n")
+    membership.write_text("5:devices:/\nnot a line\n4:memory:/slurm/job_7/step_0\n1:name=systemd:/\n")
     assert _available_memory(root, membership) == 2 * 2**30
     (job.parent / "memory.limit_in_bytes").write_text("9223372036854771712\n")
     free = _available_memory(root, membership)  # MemAvailable alone (None off Linux)

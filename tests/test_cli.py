@@ -795,4 +795,39 @@ def test_read_table_reads_numbers_with_thousands_grouped_and_drops_a_trailing_se
     (tmp_path / "trailing.csv").write_text("a,b,label,\n1,2,x,\n3,4,y,\n")
     assert list(read_table(tmp_path / "trailing.csv").columns) == ["a", "b", "label"]
     (tmp_path / "blank_named.csv").write_text("a,,label\n1,5,x\n3,6,y\n")  # a value: kept, as pandas names it
-    assert list(read_table(tmp_path / "blank_named.csv").columns) == ["a", "Unnamed: 1", "label"]
+    support = read_table(tmp_path / "blank_named.csv")
+    assert list(support.columns) == ["a", "Unnamed: 1", "label"]
+    (tmp_path / "blank_query.csv").write_text("a,\n4,\n")  # the support's blank column, empty here
+    assert read_table(tmp_path / "blank_query.csv", like=support).columns.tolist() == ["a", "Unnamed: 1"]
+
+
+def test_read_table_number_formats_are_the_supports_in_its_query_and_never_misread(tmp_path):
+    """A query file is read in its support file's number formats (``like``), so the same text is
+    the same number in both (2.500 is 2500 in a query whose other columns have no decimal
+    comma); decimals with a leading 0 group (0,125) are never thousands; digits of other
+    scripts, integers beyond float precision and repeated row names neither crash nor
+    misread."""
+    import warnings
+
+    from den.data.encoding import read_table
+    from den.errors import DENInputWarning
+
+    (tmp_path / "s.csv").write_text("amount;count\n0,5;2.500\n1,5;800\n")
+    with pytest.warns(DENInputWarning, match="'2.500' is read as 2500"):
+        support = read_table(tmp_path / "s.csv", "support")
+    (tmp_path / "q.csv").write_text("amount;count\n3;2.500\n4;1.200\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DENInputWarning)  # said once, of the support file
+        query = read_table(tmp_path / "q.csv", "query", like=support)
+    assert query["count"].tolist() == [2500, 1200] and query["amount"].tolist() == [3, 4]
+    assert read_table(tmp_path / "q.csv")["count"].tolist() == [2.5, 1.2]  # alone: as pandas reads it
+    (tmp_path / "decimals.csv").write_text('x,y\n"0,125",1\n"1,250",2\n"2,375",3\n')
+    assert read_table(tmp_path / "decimals.csv")["x"].tolist() == ["0,125", "1,250", "2,375"]
+    (tmp_path / "zero.csv").write_text("x;y\n0.125;1,5\n")
+    assert read_table(tmp_path / "zero.csv").iloc[0].tolist() == [0.125, 1.5]
+    (tmp_path / "odd.csv").write_text('a,b\n"١,٢٣٤.5","123,456,789,012,345,678,901.5"\n"7","1,000.5"\n',
+                                      encoding="utf-8")
+    odd = read_table(tmp_path / "odd.csv")
+    assert odd["a"].tolist() == ["١,٢٣٤.5", "7"] and odd["b"].tolist() == [1.2345678901234568e20, 1000.5]
+    (tmp_path / "rownames.csv").write_text('x,y\nr1,"1,234.5",2\nr1,"2,000.5",3\n')  # R's row names, twice
+    assert read_table(tmp_path / "rownames.csv")["x"].tolist() == [1234.5, 2000.5]

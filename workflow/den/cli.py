@@ -261,7 +261,7 @@ def _predict(args) -> None:
         check_output_path(args.out, "--out")
     support = read_table(args.support, "support")
     features, labels = split_target(support, args.target, f"support file {args.support!r}")
-    query = read_table(args.query, "query")
+    query = read_table(args.query, "query", like=support)  # the support's number formats
     missing = [c for c in features.columns if c not in query.columns]
     if missing:
         raise DENInputError(f"query file {args.query!r} lacks the support's feature column(s) "

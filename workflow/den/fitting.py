@@ -290,11 +290,13 @@ def check_support_size(den: DEN, n_rows: int, n_features: int, available: float 
     advice = ("DEN was pre-trained on support sets of 25-128 rows, and a table this large suits a "
               "random forest better")
     if available is not None and need > USABLE_MEMORY_SHARE * available:
+        available = max(available, 0.0)  # a group over its cap (its page cache counted as used)
         fit = int(np.sqrt(available / 2 / (RELEVANCE_PAIR_BYTES * multisets)))  # half: a margin
         raise DENInputError(f"a support set of {n_rows} rows and {n_features} features needs about "
                             f"{need / 1e9:.1f} GB for DEN's tuple relevance (it compares every pair "
                             f"of support rows, when the model first predicts), and {available / 1e9:.1f} "
-                            f"GB are free: fit on a sample of at most {fit} rows (e.g. "
+                            f"GB are free, of which DEN uses at most {USABLE_MEMORY_SHARE:.0%} (the rest is "
+                            f"TensorFlow's working memory): fit on a sample of at most {fit} rows (e.g. "
                             f"X.sample({fit}, random_state=0) and the same rows of y); {advice}")
     if n_rows > LARGE_SUPPORT_ROWS:
         warnings.warn(f"a support set of {n_rows} rows: DEN's tuple relevance compares every pair "
@@ -319,15 +321,19 @@ def _available_memory(root: Path = Path("/sys/fs/cgroup"),
     groups = [(root, "memory.max", "memory.current"),
               (root / "memory", "memory.limit_in_bytes", "memory.usage_in_bytes")]
     try:
-        for line in membership.read_text().splitlines():  # "2:memory:/slurm/job_7" or "0::/user.slice"
-            _, controllers, group = line.split(":", 2)
-            if controllers == "":
-                groups.append((root / group.lstrip("/"), "memory.max", "memory.current"))
-            elif "memory" in controllers.split(","):
-                groups.append((root / "memory" / group.lstrip("/"), "memory.limit_in_bytes",
-                               "memory.usage_in_bytes"))
-    except (OSError, ValueError):
-        pass
+        lines = membership.read_text().splitlines()  # "2:memory:/slurm/job_7" or "0::/user.slice"
+    except OSError:
+        lines = []
+    for line in lines:
+        fields = line.split(":", 2)
+        if len(fields) != 3:
+            continue
+        _, controllers, group = fields
+        if controllers == "":
+            groups.append((root / group.lstrip("/"), "memory.max", "memory.current"))
+        elif "memory" in controllers.split(","):
+            groups.append((root / "memory" / group.lstrip("/"), "memory.limit_in_bytes",
+                           "memory.usage_in_bytes"))
     for directory, limit_file, usage_file in groups:
         while True:  # the group and those above it, to the root of its hierarchy
             try:

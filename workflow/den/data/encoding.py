@@ -164,35 +164,41 @@ def _parse_dates(series: pd.Series, where: str = "") -> pd.Series:
     range. ``where`` names the column in a warning about dates that read both ways."""
     if _temporal_kind(series):
         return pd.to_datetime(series, utc=True)
+    index, series = series.index, series.reset_index(drop=True)  # positions: an index may repeat
     parsed = pd.to_datetime(series, utc=True, errors="coerce", format="ISO8601")
-    failed = series.notna() & parsed.isna()
+    failed = (series.notna() & parsed.isna()).to_numpy()
     if failed.any():
-        parsed = parsed.where(~failed, _other_dates(series[failed].astype(str), where))
+        parsed[failed] = _other_dates(series[failed].astype(str), where).to_numpy()
+    parsed.index = index
     return parsed
 
 
+# A date written with numbers only, day and month in either order: 11/07/2021, 13.09.21.
+_NUMERIC_DATE = re.compile(r"\s*(\d{1,2})[/.-](\d{1,2})[/.-]\d{2,4}(?:\s.*)?")
+
+
 def _other_dates(texts: pd.Series, where: str) -> pd.Series:
-    """Dates (UTC) written otherwise than ISO 8601 (11/07/2021, Jul 11 2021), all read by one
-    convention: month first, as pandas reads 11/07/2021 (7 November), unless more of them read
-    day first (13/09/2021 reads only so); value by value, 11/07 and 13/09 would be read by two
-    conventions in one column. Where both read every date, differently, a warning names the
-    column (``where``) and the ISO form that has no such doubt."""
-    readings = []
-    for dayfirst in (False, True):
-        with warnings.catch_warnings():  # "could not infer format": pandas then reads value by value
-            warnings.simplefilter("ignore", UserWarning)
-            readings.append(pd.to_datetime(texts, utc=True, errors="coerce", dayfirst=dayfirst))
-    month_first, day_first = readings
-    if day_first.notna().sum() > month_first.notna().sum():
-        return day_first
-    both = month_first.notna() & day_first.notna()
-    if where and both.all() and (month_first != day_first).any():
-        example = texts[month_first != day_first].iloc[0]
+    """Dates (UTC) written otherwise than ISO 8601 (11/07/2021, 13.09.2021, Jul 11 2021), each
+    read as pandas reads it value by value, but with one convention for the whole column:
+    day first where some date can only be read so (13/09/2021), else month first, as pandas
+    reads 11/07/2021 (7 November). Value by value alone, 11/07 and 13/09 in one column would be
+    read by two conventions. Where only the convention decides (every number-only date has day
+    and month <= 12) and it changes a date, a warning names the column (``where``) and the ISO
+    form, which reads one way only."""
+    numbers = texts.str.extract(_NUMERIC_DATE).astype(float)
+    day_first = bool((numbers[0] > 12).any()) and not bool((numbers[1] > 12).any())
+    with warnings.catch_warnings():  # "parsing dates in %d/%m/%Y format when dayfirst=False was specified"
+        warnings.simplefilter("ignore", UserWarning)
+        parsed = pd.to_datetime(texts, utc=True, errors="coerce", format="mixed", dayfirst=day_first)
+        other = pd.to_datetime(texts, utc=True, errors="coerce", format="mixed", dayfirst=not day_first)
+    decided = (numbers[0] > 12).any() or (numbers[1] > 12).any()
+    changed = parsed.notna() & other.notna() & (parsed != other)
+    if where and not decided and changed.any():
+        example = texts[changed].iloc[0]
         warnings.warn(f"{where}: dates such as {example!r} read month first "
-                      f"({month_first[month_first != day_first].iloc[0]:%Y-%m-%d}); if the day comes "
-                      f"first, write them as ISO 8601 (YYYY-MM-DD), which reads one way only",
-                      DENInputWarning, stacklevel=5)
-    return month_first
+                      f"({parsed[changed].iloc[0]:%Y-%m-%d}); if the day comes first, write them as "
+                      f"ISO 8601 (YYYY-MM-DD), which reads one way only", DENInputWarning, stacklevel=5)
+    return parsed
 
 
 def _temporal_kind(col: pd.Series) -> str | None:
@@ -359,10 +365,13 @@ class TabularEncoder:
                                         f"number there, or leave the cell empty (missing)")
                 elif bad.any():  # a few words among numbers, as the support set may hold them
                     words = list(dict.fromkeys(str(v) for v in series[bad]))
-                    warnings.warn(f"{what} column {name!r}: {bad.sum()} of {series.notna().sum()} values "
-                                  f"are text in a column of numbers ({_listed(words)}), read as "
-                                  f"missing; the support set had numbers only there",
-                                  DENInputWarning, stacklevel=3)
+                    key = (name, "text where the support had numbers", frozenset(words))
+                    if key not in warned:  # e.g. rows given to the fit as unlabeled, then predicted
+                        warned.add(key)
+                        warnings.warn(f"{what} column {name!r}: {bad.sum()} of {series.notna().sum()} "
+                                      f"values are text in a column of numbers ({_listed(words)}), read "
+                                      f"as missing; the support set had numbers only there",
+                                      DENInputWarning, stacklevel=3)
                 if np.isinf(values).any():
                     raise DENInputError(f"{what} column {name!r} has infinite values; replace them "
                                         f"by NaN (missing) or finite numbers")
@@ -531,8 +540,9 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
                             f"labels (integers or strings)")
     missing = pd.isna(arr)
     unknown = np.zeros(arr.shape, dtype=bool)
-    if arr.dtype.kind in "OUS":  # strings: "?" is no label
-        unknown = np.array([isinstance(v, str) and v.strip() in MISSING_LABELS for v in arr], dtype=bool)
+    if arr.dtype.kind in "OUS":  # strings (or bytes): "?" is no label
+        texts = [v.decode("latin-1") if isinstance(v, bytes) else v for v in arr]
+        unknown = np.array([isinstance(v, str) and v.strip() in MISSING_LABELS for v in texts], dtype=bool)
     if (missing | unknown).any():
         rows = np.flatnonzero(missing | unknown)
         shown = ", ".join(map(str, rows[:5])) + (", ..." if len(rows) > 5 else "")
@@ -581,20 +591,26 @@ _HEAD_BYTES = 1 << 20  # what separator detection and the header check read
 # A number written with a decimal comma (12,5), as Excel writes ';' files in such locales.
 _DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
 # Numbers as spreadsheets write them with thousands grouped: where the comma is the decimal
-# mark (1.234,50; 2.500; 12,5; ';' files) and where the point is (1,234.50; 1,234; ',' files,
-# where such a cell is quoted).
-_GROUPED_DECIMAL_COMMA = re.compile(r"[+-]?(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d+)?")
-_GROUPED_DECIMAL_POINT = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+# mark (1.234,50; 2.500; 12,5; ';' files) and where the point is (1,234.50; 1,234,567; ','
+# files, where such a cell is quoted). A group never starts with 0 (0,125 is a decimal).
+_GROUPED_DECIMAL_COMMA = re.compile(r"[+-]?(?:[1-9][0-9]{0,2}(?:\.[0-9]{3})+|[0-9]+)(?:,[0-9]+)?")
+_GROUPED_DECIMAL_POINT = re.compile(r"[+-]?(?:[1-9][0-9]{0,2}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?")
+# Whole numbers with thousands grouped by points (2.500) or not grouped (800).
+_GROUPED_THOUSANDS = re.compile(r"[+-]?(?:[1-9][0-9]{0,2}(?:\.[0-9]{3})+|[0-9]+)")
+# A column's number format (``read_table``): (its pattern, thousands mark, decimal mark).
+NUMBER_FORMATS = {"decimal_comma": (_GROUPED_DECIMAL_COMMA, ".", ","),
+                  "grouped_point": (_GROUPED_DECIMAL_POINT, ",", ".")}
 
 
-def read_table(path, what: str = "table") -> pd.DataFrame:
+def read_table(path, what: str = "table", like: pd.DataFrame | None = None) -> pd.DataFrame:
     """Read a CSV file, with an error that names the file when it cannot be read.
 
     The file is read once, so a pipe works (``<(command)``), and may be gzip-, zip-, xz- or
     bzip2-compressed. The separator is one of ",", ";", tab and "|" (``_separator``); with
     ";", a column of numbers with decimal commas (12,5) is read as numbers, and so are numbers
-    with thousands grouped (``_grouped_numbers``); a line ending in the separator adds no
-    column. The text is UTF-8
+    with thousands grouped (``_number_formats``); lines ending in the separator add no column.
+    ``like``: the support table this file is the query of; its columns' number formats and its
+    blank columns are read alike here. The text is UTF-8
     (a byte-order mark is skipped), else Windows-1252, else Latin-1, which reads any byte. A
     column name that occurs twice is an error (pandas would rename the second "name.1", and a
     message would name a column the user never wrote).
@@ -617,56 +633,106 @@ def read_table(path, what: str = "table") -> pd.DataFrame:
     except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError, EOFError, ValueError) as err:
         raise DENInputError(f"{where} is not a readable CSV file: {err}") from err
     header = _records(data[:_HEAD_BYTES].decode(encoding, errors="replace"), sep, 1)
-    names = header[0] if header else []
-    _check_unique([name for name in names if name], where)  # blanks: "Unnamed: j"
-    # a line ending in the separator (as some spreadsheets write them) adds a column without a
-    # name or a value: not a feature
-    blank = [j for j, name in enumerate(names[:frame.shape[1]])
-             if not name.strip() and not frame.iloc[:, j].notna().any()]
-    frame = frame.drop(columns=frame.columns[blank]) if blank else frame
-    if sep in (";", ","):
-        raw = pd.read_csv(io.BytesIO(data), sep=sep, encoding=encoding, dtype=str)
-        raw = raw.drop(columns=raw.columns[blank]) if blank else raw
-        frame = _grouped_numbers(frame, raw, sep, where)
-    return frame
+    _check_unique([name for name in (header[0] if header else []) if name], where)  # blanks: "Unnamed: j"
+    frame = _drop_trailing_blank_columns(frame, set() if like is None else set(like.columns))
+    def reread(usecols):  # columns of this file as text
+        return pd.read_csv(io.BytesIO(data), sep=sep, encoding=encoding, dtype=str, usecols=usecols)
+
+    return _number_formats(frame, reread, sep, where, None if like is None else
+                           like.attrs.get("number_formats", {}))
 
 
-def _grouped_numbers(frame: pd.DataFrame, raw: pd.DataFrame, sep: str, where: str) -> pd.DataFrame:
+def _drop_trailing_blank_columns(frame: pd.DataFrame, keep: set) -> pd.DataFrame:
+    """``frame`` without its last columns that have neither a name nor a value (lines ending in
+    the separator, as some spreadsheets write them), except those named in ``keep`` (the
+    support table's columns, when reading a query)."""
+    end = frame.shape[1]
+    while end and str(frame.columns[end - 1]).startswith("Unnamed: ") and \
+            frame.columns[end - 1] not in keep and not frame.iloc[:, end - 1].notna().any():
+        end -= 1
+    return frame.iloc[:, :end] if end < frame.shape[1] else frame
+
+
+def _number_texts(column) -> tuple[np.ndarray, pd.Series]:
+    """(given (n,) bool: a value that is no missing marker, texts: those values' stripped texts
+    with positions 0..n-1 as index) of a column."""
+    values = pd.Series(np.asarray(column, dtype=object))
+    given = (values.notna() & ~values.map(_is_marker).astype(bool)).to_numpy()
+    return given, values[given].astype(str).str.strip()
+
+
+def _read_format(column, name: str) -> np.ndarray | None:
+    """(n,) float64 of a column in number format ``name`` (``NUMBER_FORMATS``; markers and
+    empty cells NaN), or None where a given value does not match it."""
+    pattern, group, decimal = NUMBER_FORMATS[name]
+    given, texts = _number_texts(column)
+    if not texts.str.fullmatch(pattern).all():
+        return None
+    numbers = texts.str.replace(group, "", regex=False).str.replace(decimal, ".", regex=False)
+    out = np.full(len(given), np.nan)
+    try:
+        out[given] = np.asarray(pd.to_numeric(numbers, errors="coerce"), dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return out
+
+
+def _number_formats(frame: pd.DataFrame, reread, sep: str, where: str, formats: dict | None) -> pd.DataFrame:
     """``frame`` with the columns that spreadsheets' number formats wrote as text read as
-    numbers (``raw``: the same file read as text; "?" and the like missing):
+    numbers; ``frame.attrs["number_formats"]`` says which, by column name. ``reread(usecols=...)``
+    reads columns of the same file as text.
 
-    - in a ';' file, a column of numbers with a decimal comma (12,5) or thousands grouped by
-      points (1.234,50), at least one of them. Where no value has a comma but some are grouped
-      (2.500), that is read as 2500 only when another column of the file has decimal commas,
-      with a warning naming the column (a point there cannot be the decimal mark);
-    - in a ',' file, a column of numbers with thousands grouped by commas (1,234.50 or 1,234,
-      quoted), at least one of them.
+    ``formats`` None decides them from the file (a support table, or a table alone):
+    - a ';' file: a text column of numbers with a decimal comma (12,5) or thousands grouped by
+      points (1.234,50; 1.234.567), at least one of them, is "decimal_comma"; so is a column
+      pandas read as numbers whose points all group thousands (2.500, 800) where another
+      column has decimal commas (a point there is no decimal mark), with a warning naming it;
+    - a ',' file: a text column of numbers with thousands grouped by commas and a decimal point
+      (1,234.50) or two or more groups (1,234,567), quoted, is "grouped_point" (1,234 alone is
+      left as text: a decimal comma would read so too).
+    Given ``formats`` (the support table's, when reading its query table), each named column
+    present is read in its format, so that the same text is the same number in both tables.
     """
-    pattern = _GROUPED_DECIMAL_COMMA if sep == ";" else _GROUPED_DECIMAL_POINT
-    group, decimal = (".", ",") if sep == ";" else (",", ".")
-    texts = {}
-    for j in range(raw.shape[1]):
-        text = raw.iloc[:, j].dropna().str.strip()
-        text = text[~text.map(_is_marker).astype(bool)]
-        if len(text) and text.str.fullmatch(pattern).all():
-            texts[j] = text
-    decimal_commas = sep == ";" and any(text.str.contains(",", regex=False).any() for text in texts.values())
-    for j, text in texts.items():
-        grouped = text.str.contains(group, regex=False)
-        if sep == ";" and not (text.str.contains(decimal).any() or (decimal_commas and grouped.any())):
-            continue  # whole numbers, or points that are decimal points: as pandas read them
-        if sep == "," and not grouped.any():
-            continue
-        numbers = text.str.replace(group, "", regex=False).str.replace(decimal, ".", regex=False)
-        column = pd.Series(np.nan, index=raw.index)
-        column[text.index] = pd.to_numeric(numbers)
-        if sep == ";" and grouped.any() and _is_numeric(frame.iloc[:, j]):  # pandas read 2.500 as 2.5
-            example = text[grouped].iloc[0]
-            warnings.warn(f"{where} column {raw.columns[j]!r}: {example!r} is read as "
-                          f"{float(numbers[grouped].iloc[0]):g}, its point a thousands separator, as "
-                          f"other columns write decimal commas; if it is a decimal point, write the "
-                          f"number with a comma ({example.replace('.', ',')})", DENInputWarning, stacklevel=3)
-        frame[frame.columns[j]] = column.to_numpy()
+    if sep not in (";", ","):
+        frame.attrs["number_formats"] = {}
+        return frame
+    name = "decimal_comma" if sep == ";" else "grouped_point"
+    decided = {}
+    if formats is None:
+        for column in frame.columns:
+            if _is_numeric(frame[column]) or pd.api.types.is_bool_dtype(frame[column]):
+                continue
+            texts = _number_texts(frame[column])[1]
+            if not len(texts) or not texts.str.fullmatch(NUMBER_FORMATS[name][0]).all():
+                continue
+            if sep == ";" and (texts.str.contains(",", regex=False) | (texts.str.count(r"\.") > 1)).any():
+                decided[column] = name
+            elif sep == "," and ((texts.str.contains(",", regex=False) & texts.str.contains(".", regex=False))
+                                 | (texts.str.count(",") > 1)).any():
+                decided[column] = name
+        if sep == ";" and decided:  # points grouping thousands beside decimal commas elsewhere
+            floats = [c for c in frame.columns if c not in decided and pd.api.types.is_float_dtype(frame[c])]
+            raw = reread(usecols=floats) if floats else {}
+            for column in floats:
+                texts = _number_texts(raw[column])[1]
+                grouped = texts.str.contains(".", regex=False)
+                if grouped.any() and texts.str.fullmatch(_GROUPED_THOUSANDS).all():
+                    decided[column] = name
+                    example = texts[grouped].iloc[0]
+                    warnings.warn(f"{where} column {column!r}: {example!r} is read as "
+                                  f"{float(example.replace('.', '')):g}, its point a thousands separator, "
+                                  f"as other columns write decimal commas; if it is a decimal point, "
+                                  f"write the number with a comma ({example.replace('.', ',')})",
+                                  DENInputWarning, stacklevel=4)
+    else:
+        decided = {column: fmt for column, fmt in formats.items() if column in frame.columns}
+    numeric = [c for c in decided if not pd.api.types.is_object_dtype(frame[c])]
+    raw = reread(usecols=numeric) if numeric else {}  # pandas read 2.500 as 2.5: its text is needed
+    for column, fmt in decided.items():
+        values = _read_format(raw[column] if column in numeric else frame[column], fmt)
+        if values is not None:
+            frame[column] = values
+    frame.attrs["number_formats"] = decided
     return frame
 
 
