@@ -794,6 +794,11 @@ def test_read_table_reads_numbers_with_thousands_grouped_and_drops_a_trailing_se
     assert us["amount"].tolist() == [1234.5, 12000.0, 15.5] and us["code"].tolist() == [7, 8, 9]
     (tmp_path / "trailing.csv").write_text("a,b,label,\n1,2,x,\n3,4,y,\n")
     assert list(read_table(tmp_path / "trailing.csv").columns) == ["a", "b", "label"]
+    for sep in ",;":  # the data lines only: not row names in the first column, every column shifted
+        lines = ["a", "b", "label"], ["1", "2", "x", ""], ["3", "4", "y", ""]
+        (tmp_path / "data_only.csv").write_text("".join(sep.join(line) + "\n" for line in lines))
+        assert read_table(tmp_path / "data_only.csv").to_dict("list") == {"a": [1, 3], "b": [2, 4],
+                                                                          "label": ["x", "y"]}
     (tmp_path / "blank_named.csv").write_text("a,,label\n1,5,x\n3,6,y\n")  # a value: kept, as pandas names it
     support = read_table(tmp_path / "blank_named.csv")
     assert list(support.columns) == ["a", "Unnamed: 1", "label"]

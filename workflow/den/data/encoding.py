@@ -621,10 +621,14 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None) -> p
     try:
         with open(path, "rb") as handle:
             data = _decompress(handle.read(), str(path))
-        sep = _separator(data[:_HEAD_BYTES].decode("utf-8-sig", errors="ignore"))
+        head = data[:_HEAD_BYTES].decode("utf-8-sig", errors="ignore")
+        sep = _separator(head)
+        # data lines ending in the separator under a header that does not: pandas would take
+        # the first column for row names and shift every other one left
+        index_col = False if _trailing_separator(_records(head, sep, 50)) else None
         for encoding in ("utf-8-sig", "cp1252", "latin-1"):
             try:
-                frame = pd.read_csv(io.BytesIO(data), sep=sep, encoding=encoding)
+                frame = pd.read_csv(io.BytesIO(data), sep=sep, encoding=encoding, index_col=index_col)
                 break
             except UnicodeDecodeError:
                 continue
@@ -636,7 +640,8 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None) -> p
     _check_unique([name for name in (header[0] if header else []) if name], where)  # blanks: "Unnamed: j"
     frame = _drop_trailing_blank_columns(frame, set() if like is None else set(like.columns))
     def reread(usecols):  # columns of this file as text
-        return pd.read_csv(io.BytesIO(data), sep=sep, encoding=encoding, dtype=str, usecols=usecols)
+        return pd.read_csv(io.BytesIO(data), sep=sep, encoding=encoding, dtype=str, usecols=usecols,
+                           index_col=index_col)
 
     return _number_formats(frame, reread, sep, where, None if like is None else
                            like.attrs.get("number_formats", {}))
@@ -777,6 +782,13 @@ def _records(text: str, sep: str, count: int) -> list[list[str]]:
         return []
 
 
+def _trailing_separator(records: list[list[str]]) -> bool:
+    """Whether every data record has one field more than the header (``records[0]``), an empty
+    one at the end: lines ending in the separator under a header that does not."""
+    return len(records) > 1 and all(len(row) == len(records[0]) + 1 and not row[-1].strip()
+                                    for row in records[1:])
+
+
 def _separator(head: str) -> str:
     """The separator of the CSV file that begins with ``head``: of ``_SEPARATORS``, the one that
     splits the header into the most fields, where the first data rows (if any) have as many;
@@ -786,7 +798,8 @@ def _separator(head: str) -> str:
     best, score = ",", (1, 0)
     for sep in _SEPARATORS:
         records = _records(head, sep, 6)
-        if not records or any(len(row) != len(records[0]) for row in records[1:]):
+        if not records or (any(len(row) != len(records[0]) for row in records[1:])
+                           and not _trailing_separator(records)):
             continue
         others = sum(any(s in cell for s in _SEPARATORS if s != sep)
                      and not _DECIMAL_COMMA.fullmatch(cell.strip())
