@@ -826,6 +826,15 @@ def test_read_table_number_formats_are_the_supports_in_its_query_and_never_misre
         query = read_table(tmp_path / "q.csv", "query", like=support)
     assert query["count"].tolist() == [2500, 1200] and query["amount"].tolist() == [3, 4]
     assert read_table(tmp_path / "q.csv")["count"].tolist() == [2.5, 1.2]  # alone: as pandas reads it
+    # grouped numbers in the query only: read so where that reads the support's numbers alike
+    (tmp_path / "s2.csv").write_text("income,n,x\n950.5,7,1.5\n20.25,8,2.5\n")
+    (tmp_path / "q2.csv").write_text('income,n,x\n"2,000.5",9,"1,5"\n7.5,"1,200",3\n')
+    query = read_table(tmp_path / "q2.csv", like=read_table(tmp_path / "s2.csv"))
+    assert query["income"].tolist() == [2000.5, 7.5] and query["x"].tolist() == ["1,5", "3"]
+    (tmp_path / "s3.csv").write_text("n;x\n800;2.5\n950;1.5\n")
+    (tmp_path / "q3.csv").write_text("n;x\n1.234,5;1,5\n7;3\n")
+    query = read_table(tmp_path / "q3.csv", like=read_table(tmp_path / "s3.csv"))
+    assert query["n"].tolist() == [1234.5, 7] and query["x"].tolist() == ["1,5", "3"]  # 2.5 read the point
     (tmp_path / "decimals.csv").write_text('x,y\n"0,125",1\n"1,250",2\n"2,375",3\n')
     assert read_table(tmp_path / "decimals.csv")["x"].tolist() == ["0,125", "1,250", "2,375"]
     (tmp_path / "zero.csv").write_text("x;y\n0.125;1,5\n")

@@ -643,8 +643,7 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None) -> p
         return pd.read_csv(io.BytesIO(data), sep=sep, encoding=encoding, dtype=str, usecols=usecols,
                            index_col=index_col)
 
-    return _number_formats(frame, reread, sep, where, None if like is None else
-                           like.attrs.get("number_formats", {}))
+    return _number_formats(frame, reread, sep, where, like)
 
 
 def _drop_trailing_blank_columns(frame: pd.DataFrame, keep: set) -> pd.DataFrame:
@@ -682,55 +681,32 @@ def _read_format(column, name: str) -> np.ndarray | None:
     return out
 
 
-def _number_formats(frame: pd.DataFrame, reread, sep: str, where: str, formats: dict | None) -> pd.DataFrame:
+def _number_formats(frame: pd.DataFrame, reread, sep: str, where: str,
+                    like: pd.DataFrame | None) -> pd.DataFrame:
     """``frame`` with the columns that spreadsheets' number formats wrote as text read as
     numbers; ``frame.attrs["number_formats"]`` says which, by column name. ``reread(usecols=...)``
     reads columns of the same file as text.
 
-    ``formats`` None decides them from the file (a support table, or a table alone):
-    - a ';' file: a text column of numbers with a decimal comma (12,5) or thousands grouped by
-      points (1.234,50; 1.234.567), at least one of them, is "decimal_comma"; so is a column
-      pandas read as numbers whose points all group thousands (2.500, 800) where another
-      column has decimal commas (a point there is no decimal mark), with a warning naming it;
-    - a ',' file: a text column of numbers with thousands grouped by commas and a decimal point
-      (1,234.50) or two or more groups (1,234,567), quoted, is "grouped_point" (1,234 alone is
-      left as text: a decimal comma would read so too).
-    Given ``formats`` (the support table's, when reading its query table), each named column
-    present is read in its format, so that the same text is the same number in both tables.
+    A table alone (``like`` None) decides them from its own columns (``_own_formats``). A query
+    table (``like``: its support table) is read in the support's formats, so that the same text
+    is the same number in both tables; a column the support read as plain numbers takes the
+    query's own format only where that reads the support's numbers alike: thousands grouped by
+    commas in a ',' file (1.5 reads 1.5 either way), or any format where the support column
+    holds whole numbers only.
     """
     if sep not in (";", ","):
         frame.attrs["number_formats"] = {}
         return frame
-    name = "decimal_comma" if sep == ";" else "grouped_point"
-    decided = {}
-    if formats is None:
-        for column in frame.columns:
-            if _is_numeric(frame[column]) or pd.api.types.is_bool_dtype(frame[column]):
-                continue
-            texts = _number_texts(frame[column])[1]
-            if not len(texts) or not texts.str.fullmatch(NUMBER_FORMATS[name][0]).all():
-                continue
-            if sep == ";" and (texts.str.contains(",", regex=False) | (texts.str.count(r"\.") > 1)).any():
-                decided[column] = name
-            elif sep == "," and ((texts.str.contains(",", regex=False) & texts.str.contains(".", regex=False))
-                                 | (texts.str.count(",") > 1)).any():
-                decided[column] = name
-        if sep == ";" and decided:  # points grouping thousands beside decimal commas elsewhere
-            floats = [c for c in frame.columns if c not in decided and pd.api.types.is_float_dtype(frame[c])]
-            raw = reread(usecols=floats) if floats else {}
-            for column in floats:
-                texts = _number_texts(raw[column])[1]
-                grouped = texts.str.contains(".", regex=False)
-                if grouped.any() and texts.str.fullmatch(_GROUPED_THOUSANDS).all():
-                    decided[column] = name
-                    example = texts[grouped].iloc[0]
-                    warnings.warn(f"{where} column {column!r}: {example!r} is read as "
-                                  f"{float(example.replace('.', '')):g}, its point a thousands separator, "
-                                  f"as other columns write decimal commas; if it is a decimal point, "
-                                  f"write the number with a comma ({example.replace('.', ',')})",
-                                  DENInputWarning, stacklevel=4)
+    if like is None:
+        decided = _own_formats(frame, reread, sep, where)
     else:
-        decided = {column: fmt for column, fmt in formats.items() if column in frame.columns}
+        given = like.attrs.get("number_formats", {})
+        decided = {column: fmt for column, fmt in given.items() if column in frame.columns}
+        for column, fmt in _own_formats(frame, reread, sep, where, infer=False).items():
+            if column in given:
+                continue
+            if column not in like.columns or sep == "," or pd.api.types.is_integer_dtype(like[column]):
+                decided[column] = fmt
     numeric = [c for c in decided if not pd.api.types.is_object_dtype(frame[c])]
     raw = reread(usecols=numeric) if numeric else {}  # pandas read 2.500 as 2.5: its text is needed
     for column, fmt in decided.items():
@@ -739,6 +715,47 @@ def _number_formats(frame: pd.DataFrame, reread, sep: str, where: str, formats: 
             frame[column] = values
     frame.attrs["number_formats"] = decided
     return frame
+
+
+def _own_formats(frame: pd.DataFrame, reread, sep: str, where: str, infer: bool = True) -> dict[str, str]:
+    """The number formats a table's own columns show (``NUMBER_FORMATS``), by column name:
+    - a ';' file: a text column of numbers with a decimal comma (12,5) or thousands grouped by
+      points (1.234,50; 1.234.567), at least one of them, is "decimal_comma"; with ``infer``,
+      so is a column pandas read as numbers whose points all group thousands (2.500, 800) where
+      another column has decimal commas (a point there is no decimal mark), with a warning
+      naming it;
+    - a ',' file: a text column of numbers with thousands grouped by commas and a decimal point
+      (1,234.50) or two or more groups (1,234,567), quoted, is "grouped_point" (1,234 alone is
+      left as text: a decimal comma would read so too).
+    """
+    name = "decimal_comma" if sep == ";" else "grouped_point"
+    decided = {}
+    for column in frame.columns:
+        if _is_numeric(frame[column]) or pd.api.types.is_bool_dtype(frame[column]):
+            continue
+        texts = _number_texts(frame[column])[1]
+        if not len(texts) or not texts.str.fullmatch(NUMBER_FORMATS[name][0]).all():
+            continue
+        if sep == ";" and (texts.str.contains(",", regex=False) | (texts.str.count(r"\.") > 1)).any():
+            decided[column] = name
+        elif sep == "," and ((texts.str.contains(",", regex=False) & texts.str.contains(".", regex=False))
+                             | (texts.str.count(",") > 1)).any():
+            decided[column] = name
+    if infer and sep == ";" and decided:  # points grouping thousands beside decimal commas elsewhere
+        floats = [c for c in frame.columns if c not in decided and pd.api.types.is_float_dtype(frame[c])]
+        raw = reread(usecols=floats) if floats else {}
+        for column in floats:
+            texts = _number_texts(raw[column])[1]
+            grouped = texts.str.contains(".", regex=False)
+            if grouped.any() and texts.str.fullmatch(_GROUPED_THOUSANDS).all():
+                decided[column] = name
+                example = texts[grouped].iloc[0]
+                warnings.warn(f"{where} column {column!r}: {example!r} is read as "
+                              f"{float(example.replace('.', '')):g}, its point a thousands separator, "
+                              f"as other columns write decimal commas; if it is a decimal point, "
+                              f"write the number with a comma ({example.replace('.', ',')})",
+                              DENInputWarning, stacklevel=5)
+    return decided
 
 
 def _decompress(data: bytes, name: str) -> bytes:
