@@ -155,7 +155,9 @@ def test_a_fitted_classifier_survives_pickle_and_joblib(case, tmp_path, small_bi
     clf = DENClassifier(model=model, preset="paper", finetune_epochs=1, finetune_steps_per_epoch=2,
                         finetune_learning_rate=0.05, **options).fit(task.x[:60], names[:60])
     assert clf.one_vs_rest_ == (case == "one_vs_rest")
+    size = len(pickle.dumps(clf))
     expected = clf.predict_proba(task.x[60:])
+    assert len(pickle.dumps(clf)) == size  # the support context a prediction caches is not saved
     joblib.dump(clf, tmp_path / "clf.joblib")
     for loaded in (pickle.loads(pickle.dumps(clf)), joblib.load(tmp_path / "clf.joblib")):
         assert loaded.task_model_.den is not model  # a rebuilt model, not the one in memory

@@ -160,6 +160,12 @@ class TaskModel:
         """Forget the cached support context (call after the calibration changes)."""
         self._context = None
 
+    def __getstate__(self) -> dict:
+        """What pickling keeps: everything but the cached support context, which the first
+        prediction after loading computes again (it would make a pickled 30-class estimator
+        about 8 times larger once it has predicted)."""
+        return {**self.__dict__, "_context": None}
+
     def context(self, context_fn=None):
         """(bias, prototypes, present, z_support, y_support) from the whole support set, cached
         (the arguments of ``DEN.query_fn`` between the calibration and the tuples), computed
