@@ -893,6 +893,7 @@ def test_available_memory_reads_the_control_group_of_the_process_v1_and_v2(tmp_p
     membership.write_text("5:devices:/\nnot a line\n4:memory:/slurm/job_7/step_0\n1:name=systemd:/\n")
     assert _available_memory(root, membership) == 2 * 2**30
     (job.parent / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+    (job.parent / "memory.usage_in_bytes").write_text("9223372036854000000\n")  # 0.8 MB under "no limit"
     free = _available_memory(root, membership)  # MemAvailable alone (None off Linux)
     assert free is None or free > 2**20
     v2 = root / "system.slice" / "job.scope"

@@ -25,7 +25,7 @@ from den.errors import DENInputError, DENInputWarning, DENModelError, name_setti
 from den.model.den import DEN
 from den.model.tuples import count_multisets
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRESETS, shipped_model_path
-from den.train.finetune import FinetuneConfig, FittedTask, adapt_config, fit_task
+from den.train.finetune import FinetuneConfig, FittedTask, adapt_config, fit_task, one_vs_rest_min_rows
 
 VARIANTS = ("den", "no_finetune", "adapt")
 # Bytes per pair of support rows and feature multiset that tuple relevance holds at its peak
@@ -235,11 +235,11 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
 def _warn_not_fine_tuned(config: FinetuneConfig | None, den: DEN, fitted: FittedTask, codes: np.ndarray,
                          classes: np.ndarray, what: str) -> None:
     """Warn where the settings fine-tune the PLFs one class against the rest but some classes'
-    models keep the pre-trained PLFs, for want of support rows (``one_vs_rest_models``: fewer
-    than two, or than early stopping's folds, in the class or in the rest)."""
+    models keep the pre-trained PLFs, for want of support rows (``one_vs_rest_min_rows``, in
+    the class or in the rest)."""
     if config is None or not config.epochs or not den.config.use_calibration or not fitted.one_vs_rest:
         return
-    folds = config.ensemble if config.early_stopping else 2
+    folds = one_vs_rest_min_rows(config)
     counts = np.bincount(codes, minlength=len(classes))
     short = [k for k in range(len(classes)) if 0 < min(counts[k], len(codes) - counts[k]) < folds]
     if short:

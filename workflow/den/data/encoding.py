@@ -186,14 +186,16 @@ def _other_dates(texts: pd.Series, where: str) -> pd.Series:
     and month <= 12) and it changes a date, a warning names the column (``where``) and the ISO
     form, which reads one way only."""
     numbers = texts.str.extract(_NUMERIC_DATE).astype(float)
-    day_first = bool((numbers[0] > 12).any()) and not bool((numbers[1] > 12).any())
+    day_over_12, month_over_12 = bool((numbers[0] > 12).any()), bool((numbers[1] > 12).any())
+    day_first = day_over_12 and not month_over_12
     with warnings.catch_warnings():  # "parsing dates in %d/%m/%Y format when dayfirst=False was specified"
         warnings.simplefilter("ignore", UserWarning)
         parsed = pd.to_datetime(texts, utc=True, errors="coerce", format="mixed", dayfirst=day_first)
-        other = pd.to_datetime(texts, utc=True, errors="coerce", format="mixed", dayfirst=not day_first)
-    decided = (numbers[0] > 12).any() or (numbers[1] > 12).any()
+        if not where or day_over_12 or month_over_12:  # some date decides the convention: no doubt
+            return parsed
+        other = pd.to_datetime(texts, utc=True, errors="coerce", format="mixed", dayfirst=True)
     changed = parsed.notna() & other.notna() & (parsed != other)
-    if where and not decided and changed.any():
+    if changed.any():
         example = texts[changed].iloc[0]
         warnings.warn(f"{where}: dates such as {example!r} read month first "
                       f"({parsed[changed].iloc[0]:%Y-%m-%d}); if the day comes first, write them as "
@@ -593,10 +595,11 @@ _DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
 # Numbers as spreadsheets write them with thousands grouped: where the comma is the decimal
 # mark (1.234,50; 2.500; 12,5; ';' files) and where the point is (1,234.50; 1,234,567; ','
 # files, where such a cell is quoted). A group never starts with 0 (0,125 is a decimal).
-_GROUPED_DECIMAL_COMMA = re.compile(r"[+-]?(?:[1-9][0-9]{0,2}(?:\.[0-9]{3})+|[0-9]+)(?:,[0-9]+)?")
-_GROUPED_DECIMAL_POINT = re.compile(r"[+-]?(?:[1-9][0-9]{0,2}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?")
+_WHOLE_GROUPED_BY = r"[+-]?(?:[1-9][0-9]{{0,2}}(?:{mark}[0-9]{{3}})+|[0-9]+)"  # 2.500, 800
 # Whole numbers with thousands grouped by points (2.500) or not grouped (800).
-_GROUPED_THOUSANDS = re.compile(r"[+-]?(?:[1-9][0-9]{0,2}(?:\.[0-9]{3})+|[0-9]+)")
+_GROUPED_THOUSANDS = re.compile(_WHOLE_GROUPED_BY.format(mark=r"\."))
+_GROUPED_DECIMAL_COMMA = re.compile(_WHOLE_GROUPED_BY.format(mark=r"\.") + r"(?:,[0-9]+)?")
+_GROUPED_DECIMAL_POINT = re.compile(_WHOLE_GROUPED_BY.format(mark=",") + r"(?:\.[0-9]+)?")
 # A column's number format (``read_table``): (its pattern, thousands mark, decimal mark).
 NUMBER_FORMATS = {"decimal_comma": (_GROUPED_DECIMAL_COMMA, ".", ","),
                   "grouped_point": (_GROUPED_DECIMAL_POINT, ",", ".")}
@@ -660,8 +663,8 @@ def _drop_trailing_blank_columns(frame: pd.DataFrame, keep: set) -> pd.DataFrame
 def _number_texts(column) -> tuple[np.ndarray, pd.Series]:
     """(given (n,) bool: a value that is no missing marker, texts: those values' stripped texts
     with positions 0..n-1 as index) of a column."""
-    values = pd.Series(np.asarray(column, dtype=object))
-    given = (values.notna() & ~values.map(_is_marker).astype(bool)).to_numpy()
+    values = _without_markers(pd.Series(np.asarray(column, dtype=object)))
+    given = values.notna().to_numpy()
     return given, values[given].astype(str).str.strip()
 
 
@@ -733,6 +736,9 @@ def _own_formats(frame: pd.DataFrame, reread, sep: str, where: str, infer: bool 
     for column in frame.columns:
         if _is_numeric(frame[column]) or pd.api.types.is_bool_dtype(frame[column]):
             continue
+        if not frame[column].dropna().astype(str).str.contains(",", regex=False).any() and \
+                (sep == "," or not frame[column].dropna().astype(str).str.contains(".", regex=False).any()):
+            continue  # no cell could show the format: an ordinary text column, at vectorised cost
         texts = _number_texts(frame[column])[1]
         if not len(texts) or not texts.str.fullmatch(NUMBER_FORMATS[name][0]).all():
             continue

@@ -277,6 +277,12 @@ def mean_proba(task_models: list[TaskModel], x_query: np.ndarray,
     return np.mean([model.predict_proba(x_query, chunk_rows) for model in task_models], axis=0)
 
 
+def one_vs_rest_min_rows(config: FinetuneConfig | None) -> int:
+    """Support rows that a class, and the rest, each need for its "this class or not" model to
+    be fine-tuned (``one_vs_rest_models``): 2, or early stopping's folds."""
+    return config.ensemble if config is not None and config.early_stopping else 2
+
+
 def one_vs_rest_models(den, x_support: np.ndarray, y_support: np.ndarray, n_classes: int,
                        config: FinetuneConfig | None = None, x_unlabeled: np.ndarray | None = None
                        ) -> tuple[list[list[TaskModel] | None], list[list[float]]]:
@@ -300,8 +306,8 @@ def one_vs_rest_models(den, x_support: np.ndarray, y_support: np.ndarray, n_clas
         if positives == 0:
             class_models.append(None)
             continue
-        folds = config.ensemble if config is not None and config.early_stopping else 2
-        class_config = config if min(positives, len(binary) - positives) >= folds else None
+        class_config = config if min(positives, len(binary) - positives) >= one_vs_rest_min_rows(config) \
+            else None
         models, runs = fine_tuned_models(den, x_support, binary, 2, class_config, x_unlabeled=x_unlabeled)
         class_models.append(models)
         losses += runs
