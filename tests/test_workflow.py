@@ -675,6 +675,86 @@ def test_editing_a_csv_reruns_exactly_its_downstream_jobs(tmp_path):
     assert outputs == {"results/data/c1.npz", "results/scores/lr/base/lr/c1/0.json", table}, outputs
 
 
+def test_a_directory_of_csv_files_gives_one_dataset_per_file(tmp_path):
+    """dataset_directories: one csv dataset per *.csv(.gz) file, named after it; the
+    directory's name in datasets, pretrain_on, dataset_groups and shipped.pretrain_on stands
+    for all of them; a second expansion changes nothing; bad directories name the key."""
+    from den import workflow_config as wc
+
+    for name in ("b+1.csv", "a.csv", "c.v2.csv.gz"):
+        _write_csv(tmp_path / "sets" / name, seed=0)
+    (tmp_path / "sets" / "notes.txt").write_text("not a table")
+    (tmp_path / "sets" / "manifest.csv").write_text("name,rows\na,120\n")
+    (tmp_path / "sets" / "old").mkdir()
+    config = {"data_dir": str(tmp_path),
+              "dataset_directories": {"mine": {"path": "sets", "target": "label", "drop": ["c"],
+                                               "exclude": ["manifest.*"]}},
+              "datasets": {"test": {"source": "csv", "path": "t.csv"}},
+              "dataset_groups": [["mine", "test"]],
+              "shipped": {"pretrain_on": ["mine"]},
+              "experiments": {"e": {"datasets": ["test"], "pretrain_on": ["mine", "others"]}}}
+    wc.expand_dataset_directories(config)
+    names = ["mine-a", "mine-b_plus_1", "mine-c_v2"]
+    assert sorted(config["datasets"]) == [*names, "test"]
+    assert config["datasets"]["mine-c_v2"] == {"source": "csv", "path": "sets/c.v2.csv.gz",
+                                               "target": "label", "drop": ["c"]}
+    assert wc.dataset_spec(config, "mine-a")["path"] == str(tmp_path / "sets" / "a.csv")
+    assert config["experiments"]["e"]["pretrain_on"] == [*names, "others"]
+    assert config["experiments"]["e"]["datasets"] == ["test"]
+    assert config["dataset_groups"] == [[*names, "test"]]
+    assert config["shipped"]["pretrain_on"] == names
+    before = json.dumps(config, sort_keys=True)
+    wc.expand_dataset_directories(config)
+    assert json.dumps(config, sort_keys=True) == before
+
+    def error(entry, **more):
+        bad = {"data_dir": str(tmp_path), "dataset_directories": {"d": entry}, **more}
+        with pytest.raises(wc.ConfigError) as err:
+            wc.expand_dataset_directories(bad)
+        return str(err.value)
+
+    assert error({"path": "nowhere"}).startswith(
+        f"dataset_directories.d.path: '{tmp_path / 'nowhere'}' is not a directory (its path 'nowhere' "
+        f"under data_dir")
+    (tmp_path / "empty").mkdir()
+    assert "holds no *.csv or *.csv.gz file" in error({"path": "empty"})
+    assert error({"path": "sets", "exclude": ["*.csv*"]}).startswith(
+        "dataset_directories.d.exclude leaves no")
+    assert "exclude: 'manifest.txt' matches no csv file of" in error(
+        {"path": "sets", "exclude": ["manifest.txt"]})
+    _write_csv(tmp_path / "two" / "x_1.csv", seed=0)
+    _write_csv(tmp_path / "two" / "x+1.csv", seed=0)
+    _write_csv(tmp_path / "two" / "x 1.csv", seed=0)
+    assert "files 'x 1.csv' and 'x_1.csv' both give dataset 'd-x_1'" in error({"path": "two"})
+    clash = error({"path": "sets"}, datasets={"d-a": {"source": "csv", "path": "other.csv"}})
+    assert "dataset 'd-a' (file 'a.csv') is also defined under 'datasets'" in clash
+    with pytest.raises(wc.ConfigError, match="'others' is a word of pretrain_on"):
+        wc.expand_dataset_directories({"dataset_directories": {"others": {"path": str(tmp_path / "sets")}}})
+
+
+def test_an_experiment_pretrains_on_a_directory_of_csv_files(tmp_path):
+    """The workflow as a researcher runs it on their own corpus: one prepare job per file of
+    the directory, one pre-training on all of them, evaluated on another csv set."""
+    for name in ("a.csv", "b.csv"):
+        _write_csv(tmp_path / "data" / "corpus" / name, seed=len(name))
+    _write_csv(tmp_path / "data" / "c1.csv", seed=5)
+    config = {**TINY, "dataset_directories": {"corpus": {"path": "corpus"}},
+              "datasets": {"c1": {"source": "csv", "path": "c1.csv"}},
+              "experiments": {"mine": {"pretrain_on": ["corpus"], "datasets": ["c1"],
+                                       "methods": ["den", "lr"], "n_support": 30, "repeats": 1}}}
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    dry = _snakemake(tmp_path, "-n", "--quiet", "rules", "--config", "data_dir=data")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert _job_counts(dry) == {"prepare_dataset": 3, "pretrain": 1, "evaluate": 2, "table": 1,
+                                "all": 1, "total": 8}
+    run = _snakemake(tmp_path, "-n", "--config", "data_dir=data", "--", "results/data/corpus-a.npz")
+    assert run.returncode == 0 and "data/corpus/a.csv" in run.stdout, run.stdout[-2000:]
+    wrong = _snakemake(tmp_path, "-n", "--config", "data_dir=elsewhere")
+    out = wrong.stdout + wrong.stderr
+    assert wrong.returncode != 0 and "dataset_directories.corpus.path:" in out, out[-2000:]
+
+
 def test_dataset_inputs_name_every_local_file_a_job_reads(tmp_path):
     """csv: its path (under data_dir when relative); puzzles: its local files, not URLs; idx: the
     four files, gzipped where that copy exists; generated, bundled and downloaded sets: none."""

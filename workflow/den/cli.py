@@ -304,31 +304,6 @@ def _predict(args) -> None:
           file=sys.stderr)
 
 
-def _task_files(directory: Path) -> tuple[dict[str, Path], list[str]]:
-    """The task files of ``directory`` by task name (the file name without .csv or .csv.gz,
-    any case), each file once however many links lead to it, and the names of the entries
-    left out (other files, folders, broken links).
-
-    Raises:
-        DENInputError: two files give one task name (a.csv and a.CSV).
-    """
-    files, seen, left_out = {}, set(), []
-    for entry in sorted(directory.iterdir()):
-        match = re.fullmatch(r"(.+)\.csv(?:\.gz)?", entry.name, flags=re.IGNORECASE)
-        if not match or not entry.is_file():
-            left_out.append(entry.name + ("/" if entry.is_dir() else ""))
-            continue
-        if entry.resolve() in seen:
-            continue
-        seen.add(entry.resolve())
-        name = match[1]
-        if name in files:
-            raise DENInputError(f"--tasks {str(directory)!r} holds two files of task {name!r} "
-                                f"({files[name].name}, {entry.name}); rename or remove one")
-        files[name] = entry
-    return files, left_out
-
-
 def _model_config_file(path: str) -> dict:
     """``ModelConfig``'s keyword arguments from ``--model-config``: a DEN model file's
     architecture, or a JSON object of ModelConfig keys (a model's ``den info`` "config").
@@ -368,6 +343,7 @@ def _model_config_file(path: str) -> dict:
 
 def _pretrain(args) -> None:
     from den.data.encoding import read_table, task_from_frame
+    from den.data.sources import task_files
     from den.data.synthetic import GENERATED_FEATURES, GENERATED_ROWS, make_tasks
     from den.errors import DENInputError
     from den.io import check_output_path
@@ -381,7 +357,7 @@ def _pretrain(args) -> None:
     if args.generated_tasks < 0:
         raise DENInputError(f"--generated-tasks must be >= 0, got {args.generated_tasks}")
     directory = Path(args.tasks)
-    files, left_out = _task_files(directory) if directory.is_dir() else ({}, [])
+    files, left_out = task_files(directory, "--tasks") if directory.is_dir() else ({}, [])
     if not files and not (directory.is_dir() and args.generated_tasks > 0):
         raise DENInputError(f"--tasks {args.tasks!r} is not a directory holding *.csv or *.csv.gz "
                             f"files (or give --generated-tasks N to pre-train on generated tasks alone)")

@@ -18,8 +18,10 @@ sections for its pre-training runs only (``pretrain`` and ``baselines`` are read
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import hashlib
 import os
+import re
 
 from den.experiments import (
     DEFAULT_KEYPOINTS_FROM,
@@ -136,6 +138,93 @@ def generated_datasets(config: dict) -> dict[str, dict]:
                                 **settings)
 
 
+def _directory_dataset_name(directory: str, stem: str) -> str:
+    """``<directory>-<stem>`` with '+' spelled '_plus_' and every other character outside
+    A-Z, a-z, 0-9, '_' and '-' spelled '_' (config/corpus.yaml's names of the corpus sets)."""
+    return f"{directory}-" + re.sub(r"[^A-Za-z0-9_-]", "_", stem.replace("+", "_plus_"))
+
+
+def expand_dataset_directories(config: dict) -> None:
+    """Turn each entry of the ``dataset_directories`` section into datasets, in place.
+
+    Every ``*.csv`` or ``*.csv.gz`` file of directory ``<key>`` (``den.data.sources.task_files``,
+    as ``den pretrain --tasks`` lists one), but those whose names match a pattern of
+    ``exclude`` (e.g. a manifest), becomes a ``csv`` dataset ``<key>-<file name without .csv>``
+    under ``datasets``, with the entry's ``target``, ``sep``, ``na_values`` and ``drop``; and
+    ``<key>`` in an experiment's ``datasets`` or ``pretrain_on``, in a ``dataset_groups``
+    group or in ``shipped.pretrain_on`` is replaced by those datasets, in the files' sorted
+    order. A relative directory is read under ``data_dir`` as a csv path is, and each
+    dataset's ``path`` stays relative to it. Running it again changes nothing.
+
+    Raises:
+        ConfigError: a directory is missing or holds no csv file (after ``exclude``), an
+            ``exclude`` pattern matches no file, two files map to one name, or a name is
+            taken by a dataset of another definition or by a word of ``pretrain_on``
+            (``others``, ``simulated``, ``generated``).
+    """
+    from den.data.sources import task_files
+    from den.errors import DENInputError
+
+    directories = config.get("dataset_directories") or {}
+    datasets = config.setdefault("datasets", {})
+    members = {}
+    for key, entry in directories.items():
+        where = f"dataset_directories.{key}"
+        if key in (SIMULATED, GENERATED, OTHERS) or key in datasets:
+            taken = ("a word of pretrain_on" if key in (SIMULATED, GENERATED, OTHERS)
+                     else "a dataset's name")
+            raise ConfigError(f"{where}: {key!r} is {taken}; give the directory another name")
+        given = os.path.expanduser(str(entry["path"]))
+        data_dir = config.get("data_dir")
+        found = os.path.join(os.path.abspath(os.path.expanduser(data_dir)), given) \
+            if data_dir and not os.path.isabs(given) else given
+        if not os.path.isdir(found):
+            read = (f"its path {entry['path']!r} under data_dir {data_dir!r}" if data_dir and found != given
+                    else "a relative path is read from the working directory unless the config gives "
+                         "data_dir (--config data_dir=<directory>)")
+            raise ConfigError(f"{where}.path: {found!r} is not a directory ({read})")
+        try:
+            files, _ = task_files(found, f"{where}.path")
+        except DENInputError as err:
+            raise ConfigError(str(err)) from None
+        if not files:
+            raise ConfigError(f"{where}.path: {found!r} holds no *.csv or *.csv.gz file")
+        excluded = [pattern for pattern in entry.get("exclude") or []
+                    if not any(fnmatch.fnmatch(path.name, pattern) for path in files.values())]
+        if excluded:
+            raise ConfigError(f"{where}.exclude: {excluded[0]!r} matches no csv file of {found!r}")
+        files = {stem: path for stem, path in files.items()
+                 if not any(fnmatch.fnmatch(path.name, pattern) for pattern in entry.get("exclude") or [])}
+        if not files:
+            raise ConfigError(f"{where}.exclude leaves no csv file of {found!r}")
+        names = {}
+        for stem, path in files.items():
+            name = _directory_dataset_name(key, stem)
+            if name in names:
+                raise ConfigError(f"{where}: files {names[name]!r} and {path.name!r} both give dataset "
+                                  f"{name!r}; rename one")
+            names[name] = path.name
+            spec = {"source": "csv", "path": os.path.join(given, path.name),
+                    **{k: entry[k] for k in ("target", "sep", "na_values", "drop") if k in entry}}
+            if name in datasets and datasets[name] != spec:
+                raise ConfigError(f"{where}: dataset {name!r} (file {path.name!r}) is also defined under "
+                                  f"'datasets'; rename or remove one")
+            datasets[name] = spec
+        members[key] = list(names)
+
+    def expand(names):
+        return [n for name in names for n in members.get(name, [name])]
+
+    for spec in (config.get("experiments") or {}).values():
+        for field in ("datasets", "pretrain_on"):
+            if spec.get(field):
+                spec[field] = expand(spec[field])
+    if config.get("dataset_groups"):
+        config["dataset_groups"] = [expand(group) for group in config["dataset_groups"]]
+    if (config.get("shipped") or {}).get("pretrain_on"):
+        config["shipped"]["pretrain_on"] = expand(config["shipped"]["pretrain_on"])
+
+
 def known_datasets(config: dict) -> set[str]:
     return set(config.get("datasets", {})) | set(simulated_datasets(config)) | set(generated_datasets(config))
 
@@ -175,7 +264,8 @@ def experiments(config: dict) -> dict[str, dict]:
             for dataset in names:
                 if dataset not in (SIMULATED, GENERATED, OTHERS) and dataset not in known:
                     raise ConfigError(f"experiments.{name}.{key}: unknown dataset {dataset!r}; define "
-                                      f"it under 'datasets', 'cnn_zoo' or 'generated_tasks' "
+                                      f"it under 'datasets', 'dataset_directories', 'cnn_zoo' or "
+                                      f"'generated_tasks' "
                                       f"(known: {sorted(known)})")
         if SIMULATED in pretrain_on and not simulated_datasets(config):
             zoo = config.get("cnn_zoo")

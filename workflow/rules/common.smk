@@ -15,6 +15,7 @@ try:
 except WorkflowError:  # its message dumps the whole schema and config: name the key instead
     raise wc.ConfigError(f"config does not fit {SCHEMA.name} (see config/README.md): "
                          f"{wc.schema_error(config, SCHEMA)}") from None
+wc.expand_dataset_directories(config)  # a directory of CSV files: one dataset per file
 EXPERIMENTS = wc.experiments(config)
 MODEL_FILES = wc.model_index(config)  # experiment's model file -> the one job that trains that model
 MODEL_JOBS = wc.model_jobs(MODEL_FILES)  # that job's file -> (experiment, setting) whose settings it reads

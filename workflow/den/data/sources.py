@@ -25,6 +25,7 @@ labels mapped to 0..L-1. Downloads go under ``cache_dir``; failures raise
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -263,6 +264,38 @@ def local_files(spec: dict) -> list[str]:
     if source == "puzzles":
         return [str(path) for path in (spec.get("files") or PUZZLES_FILES) if "://" not in str(path)]
     return []
+
+
+def task_files(directory: str | os.PathLike, what: str) -> tuple[dict[str, Path], list[str]]:
+    """The task files of ``directory`` by task name (the file name without .csv or .csv.gz,
+    any case), in sorted order, each file once however many links lead to it, and the names
+    of the entries left out (other files, folders, broken links). ``den pretrain --tasks`` and
+    the workflow's ``dataset_directories`` read a directory of tasks through this one listing.
+
+    Args:
+        what: how errors name the directory (e.g. "--tasks").
+
+    Raises:
+        DENInputError: two files give one task name (a.csv and a.CSV).
+    """
+    from den.errors import DENInputError
+
+    directory = Path(directory)
+    files, seen, left_out = {}, set(), []
+    for entry in sorted(directory.iterdir()):
+        match = re.fullmatch(r"(.+)\.csv(?:\.gz)?", entry.name, flags=re.IGNORECASE)
+        if not match or not entry.is_file():
+            left_out.append(entry.name + ("/" if entry.is_dir() else ""))
+            continue
+        if entry.resolve() in seen:
+            continue
+        seen.add(entry.resolve())
+        name = match[1]
+        if name in files:
+            raise DENInputError(f"{what} {str(directory)!r} holds two files of task {name!r} "
+                                f"({files[name].name}, {entry.name}); rename or remove one")
+        files[name] = entry
+    return files, left_out
 
 
 def load_tabular(name: str, spec: dict, cache_dir: str | os.PathLike = "resources") -> Task:
