@@ -6,8 +6,9 @@ every model in this package is a ``tf_keras`` model. Import ``tf``, ``tf_keras``
 ``tfl`` from here, never from elsewhere.
 
 TensorFlow's C++ start-up chatter (no CUDA driver, CPU features) would drown progress
-lines and logs; unless ``TF_CPP_MIN_LOG_LEVEL`` is set by the user, it is silenced while
-TensorFlow loads (set ``TF_CPP_MIN_LOG_LEVEL=0`` to see it).
+lines and logs; unless ``TF_CPP_MIN_LOG_LEVEL`` is set by the user (not inherited from a
+parent process of den's), it is silenced while TensorFlow loads (set ``TF_CPP_MIN_LOG_LEVEL=0``
+to see it).
 """
 
 import contextlib
@@ -35,11 +36,56 @@ def _quiet_native_stderr(enabled: bool):
         os.close(devnull)
 
 
-_quiet = "TF_CPP_MIN_LOG_LEVEL" not in os.environ
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# den's own choice of the level is marked, so that a child process (joblib's workers, a
+# subprocess), which inherits the environment, still reads it as den's and stays quiet too
+_OWN_LEVEL = "_DEN_TF_CPP_MIN_LOG_LEVEL"
+_quiet = "TF_CPP_MIN_LOG_LEVEL" not in os.environ or \
+    os.environ.get(_OWN_LEVEL) == os.environ["TF_CPP_MIN_LOG_LEVEL"]
+if "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = os.environ[_OWN_LEVEL] = "3"
 with _quiet_native_stderr(_quiet):
     import tensorflow as tf
     import tensorflow_lattice as tfl
     import tf_keras
 
-__all__ = ["tf", "tf_keras", "tfl"]
+# TensorFlow's thread pools do not survive a fork: a child forked (multiprocessing's "fork"
+# start method, the default on Linux before Python 3.14) after its parent ran TensorFlow hangs
+# in its first TensorFlow work. A DEN marks the process when it first runs TensorFlow
+# (``mark_tensorflow_used``), and den's entry points then stop in such a child with advice
+# (``check_not_forked``) instead of hanging.
+_used = False
+_forked_after_use = False
+
+
+def mark_tensorflow_used() -> None:
+    """Record that this process has run TensorFlow (a DEN built its variables)."""
+    global _used
+    _used = True
+
+
+def _after_fork_in_child() -> None:
+    global _forked_after_use
+    _forked_after_use = _forked_after_use or _used
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def check_not_forked() -> None:
+    """Raise where this process was forked after its parent had run TensorFlow.
+
+    Raises:
+        DENError: naming the start methods that work.
+    """
+    if _forked_after_use:
+        from den.errors import DENError
+
+        raise DENError("this process was forked after its parent ran TensorFlow (multiprocessing's "
+                       "'fork' start method), and TensorFlow's thread pools do not survive a fork: "
+                       "its work would hang here. Start workers with "
+                       "multiprocessing.get_context('spawn') or 'forkserver', or through joblib's "
+                       "default backend (e.g. scikit-learn's n_jobs), or use den in the parent "
+                       "only after the fork")
+
+
+__all__ = ["tf", "tf_keras", "tfl", "check_not_forked", "mark_tensorflow_used"]

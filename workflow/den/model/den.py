@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from den._tf import tf
+from den._tf import check_not_forked, mark_tensorflow_used, tf
 from den.errors import DENModelError
 from den.io import atomic_write
 from den.model.calibration import Calibration, calibrate, impute_unit
@@ -75,8 +75,10 @@ class DEN:
 
     def __init__(self, config: ModelConfig | None = None, network: DENNetwork | None = None,
                  metadata: dict | None = None):
+        check_not_forked()
         self.config = config or ModelConfig()
         self.network = network or DENNetwork(self.config)
+        mark_tensorflow_used()
         self.metadata = dict(metadata or {})
         self._weights_lock = threading.RLock()
         self._held_weights = None  # the values network_weights holds now (None: its own)
@@ -90,8 +92,9 @@ class DEN:
     def __getstate__(self) -> dict:
         """Pickling (e.g. of a fitted ``DENClassifier``): the config, metadata and weights;
         the compiled functions are not picklable and are rebuilt by ``__setstate__``."""
-        return {"config": self.config.to_dict(), "metadata": self.metadata,
-                "weights": self.network.weights_dict()}
+        with self._weights_lock:  # its own weights, not a task's another thread swapped in
+            weights = self.network.weights_dict()
+        return {"config": self.config.to_dict(), "metadata": self.metadata, "weights": weights}
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(ModelConfig.from_dict(state["config"]), metadata=state["metadata"])
@@ -297,11 +300,20 @@ class DEN:
         """Within the block the network holds ``values`` (arrays in the order of
         ``network.trainable_variables``, e.g. a task's adapted weights; None: as it is), and
         its own weights again after it. The compiled functions read the variables when they
-        run, so they serve adapted weights without tracing again; a lock keeps threads that
-        share this DEN from seeing each other's weights. A block within a block of the same
-        ``values`` (the same list) swaps nothing."""
+        run, so they serve adapted weights without tracing again. Every block holds the DEN's
+        lock, None included: a thread that shares this DEN (a cached model file, or
+        scikit-learn's ``clone``) waits while another holds adapted weights, rather than
+        reading them (a thread's blocks nest: None within a block is that block's weights).
+        A block within a block of the same ``values`` (the same list) swaps nothing.
+
+        Raises:
+            DENError: in a child process forked after this process ran TensorFlow, whose
+                thread pools do not survive a fork (the child would hang).
+        """
+        check_not_forked()
         if values is None:
-            yield
+            with self._weights_lock:
+                yield
             return
         variables = self.network.trainable_variables
         with self._weights_lock:
@@ -341,7 +353,8 @@ class DEN:
         Returns:
             the path written.
         """
-        arrays = dict(self.network.weights_dict())
+        with self._weights_lock:  # its own weights, not a task's another thread swapped in
+            arrays = dict(self.network.weights_dict())
         arrays[_FORMAT_KEY] = np.array(FORMAT)
         arrays[_CONFIG_KEY] = np.array(json.dumps(self.config.to_dict()))
         arrays[_META_KEY] = np.array(json.dumps(self.metadata))

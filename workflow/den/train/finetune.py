@@ -108,14 +108,15 @@ def _finetune_rows(task_model: TaskModel, config: FinetuneConfig,
             schedule.append(evaluate)
     query, support, updates = zip(*schedule)
     kernel, missing = task_model.calibration_parameters()
-    losses, kept = den.finetune_fn(
-        tf.constant(np.concatenate([u, task_model.unit_support[held]])),
-        tf.constant(np.concatenate([y, task_model.y_support[held]])),
-        *(tf.constant(a) for a in (*_flat(query), *_flat(support))), tf.constant(updates),
-        kernel, missing, scale, bias, tf.constant(task_model.tuples),
-        tf.constant(task_model.n_classes, tf.int32), tf.constant(config.learning_rate, tf.float32),
-        tf.constant(config.output_scaling_learning_rate, tf.float32),
-        tf.constant(bool(config.output_scaling)))
+    with den.network_weights(task_model.network_weights):  # no other thread's weights meanwhile
+        losses, kept = den.finetune_fn(
+            tf.constant(np.concatenate([u, task_model.unit_support[held]])),
+            tf.constant(np.concatenate([y, task_model.y_support[held]])),
+            *(tf.constant(a) for a in (*_flat(query), *_flat(support))), tf.constant(updates),
+            kernel, missing, scale, bias, tf.constant(task_model.tuples),
+            tf.constant(task_model.n_classes, tf.int32), tf.constant(config.learning_rate, tf.float32),
+            tf.constant(config.output_scaling_learning_rate, tf.float32),
+            tf.constant(bool(config.output_scaling)))
     losses, updates = losses.numpy(), np.asarray(updates)
     # kernel (K, d), missing outputs (1, d) as the lattice layer stores them, s, b
     variables = task_model.finetuned_variables
@@ -152,16 +153,17 @@ def adapt_network(task_model: TaskModel, config: FinetuneConfig) -> list[float]:
     tuples, n_classes = tf.constant(task_model.tuples), tf.constant(task_model.n_classes, tf.int32)
     learning_rate = tf.constant(config.network_learning_rate, tf.float32)
     halvings = support_halvings(y, config.network_steps, np.random.default_rng(config.seed))
-    start = task_model.network_weights or [v.numpy() for v in den.network.trainable_variables]
     losses = []
-    with den.network_weights(start):  # the steps train the shared variables, restored after
-        den.reset_network_moments()
-        for step, (embed_rows, loss_rows) in enumerate(halvings):
-            losses.append(float(den.network_step_fn(
-                tf.gather(z, loss_rows), tf.constant(y[loss_rows]), tf.gather(z, embed_rows),
-                tf.constant(y[embed_rows]), tuples, n_classes, learning_rate,
-                tf.constant(step + 1, tf.float32))))
-        task_model.network_weights = [v.numpy() for v in den.network.trainable_variables]
+    with den.network_weights(task_model.network_weights):  # no other thread's weights meanwhile
+        start = task_model.network_weights or [v.numpy() for v in den.network.trainable_variables]
+        with den.network_weights(start):  # the steps train the shared variables, restored after
+            den.reset_network_moments()
+            for step, (embed_rows, loss_rows) in enumerate(halvings):
+                losses.append(float(den.network_step_fn(
+                    tf.gather(z, loss_rows), tf.constant(y[loss_rows]), tf.gather(z, embed_rows),
+                    tf.constant(y[embed_rows]), tuples, n_classes, learning_rate,
+                    tf.constant(step + 1, tf.float32))))
+            task_model.network_weights = [v.numpy() for v in den.network.trainable_variables]
     task_model.invalidate()
     return losses
 
@@ -209,14 +211,16 @@ def platt_start(task_model: TaskModel, rows: np.ndarray, rng: np.random.Generato
     kernel, missing = task_model.calibration_parameters()
     tuples, n_classes = tf.constant(task_model.tuples), tf.constant(task_model.n_classes, tf.int32)
     logits, labels = [], []
-    for _ in range(PLATT_HALVINGS):
-        embed_rows, loss_rows = halve_support(y, rng)
-        if len(loss_rows) == 0:
-            embed_rows = loss_rows = np.arange(len(y))
-        context = den.context_fn(tf.constant(u[embed_rows]), tf.constant(y[embed_rows]), kernel,
-                                 missing, tuples, n_classes)
-        logits.append(den.query_fn(tf.constant(u[loss_rows]), kernel, missing, *context, tuples).numpy())
-        labels.append(y[loss_rows])
+    with den.network_weights(task_model.network_weights):  # no other thread's weights meanwhile
+        for _ in range(PLATT_HALVINGS):
+            embed_rows, loss_rows = halve_support(y, rng)
+            if len(loss_rows) == 0:
+                embed_rows = loss_rows = np.arange(len(y))
+            context = den.context_fn(tf.constant(u[embed_rows]), tf.constant(y[embed_rows]), kernel,
+                                     missing, tuples, n_classes)
+            logits.append(den.query_fn(tf.constant(u[loss_rows]), kernel, missing, *context,
+                                       tuples).numpy())
+            labels.append(y[loss_rows])
     logits, labels = np.concatenate(logits)[:, None], np.concatenate(labels)
     if len(np.unique(labels)) < 2:
         return 0.0, 0.0
