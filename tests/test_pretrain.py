@@ -63,6 +63,28 @@ def test_checkpoint_of_another_run_is_refused(tmp_path):
         pretrain(tasks, ModelConfig(**{**SMALL, "order": 3}), faster, checkpoint_dir=tmp_path, progress=None)
 
 
+def test_a_checkpoint_directory_in_use_by_another_run_is_refused_at_once(tmp_path):
+    """Two runs on one checkpoint directory (another terminal, a requeued job) would each save
+    checkpoints that the other's checkpoint manager deletes: the second stops before any step,
+    naming the process that holds it; once that run ends, the directory is free again."""
+    import os
+
+    from den.train import pretrain as module
+
+    tasks = make_tasks(2, seed=2, rows=(60, 80), features=(2, 4))
+    config = PretrainConfig(steps=2, query_rows=8, support_rows=8)
+    with module._checkpoint_lock(tmp_path / "ck"):
+        in_use = rf"is in use by another pre-training run \(process {os.getpid()}\): wait for it to end"
+        with pytest.raises(DENError, match=in_use):
+            pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "ck", progress=None)
+    pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "ck", progress=None)
+    assert sorted(p.name for p in (tmp_path / "ck").iterdir() if p.name.endswith(".json")) == \
+        ["fingerprint.json", "history.json"]
+    with pytest.raises(DENInputError, match="is a file, not a directory"):
+        pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "ck" / "history.json",
+                 progress=None)
+
+
 def test_a_workflow_restarts_over_a_checkpoint_of_another_run(tmp_path):
     """restart_other_run (the workflow's pretrain job, after a run interrupted before its
     settings changed): the stale checkpoint is deleted, a line says so, and the run is the

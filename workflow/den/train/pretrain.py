@@ -26,6 +26,7 @@ import contextlib
 import hashlib
 import json
 import math
+import os
 import shutil
 import signal
 import threading
@@ -38,6 +39,7 @@ import numpy as np
 from den._tf import tf, tf_keras
 from den.data.tasks import Task, binary_cuts, one_vs_rest_cuts
 from den.errors import DENError, DENInputError
+from den.io import atomic_write
 from den.model.calibration import fit_keypoints, impute_unit, to_unit
 from den.model.config import ModelConfig
 from den.model.den import DEN
@@ -195,6 +197,67 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
             diverged (a non-finite loss or weights: the learning rate is too large).
         PretrainInterrupted: Ctrl-C; the last completed step is checkpointed (module docstring).
     """
+    with _checkpoint_lock(checkpoint_dir):
+        return _pretrain(tasks, model_config, config, checkpoint_dir, progress, restart_other_run)
+
+
+CHECKPOINT_LOCK = ".lock"
+
+
+@contextlib.contextmanager
+def _checkpoint_lock(checkpoint_dir: str | Path | None):
+    """Hold the lock file of ``checkpoint_dir`` (made where missing) for a run: a second run on
+    the same directory (another terminal, a requeued job) stops at once instead of writing
+    checkpoints that delete each other's. Nothing to hold without a directory, or where the
+    system has no ``fcntl`` locks.
+
+    Raises:
+        DENInputError: ``checkpoint_dir`` is a file.
+        DENError: another process holds the lock; the message names its process id.
+    """
+    if checkpoint_dir is None:
+        yield
+        return
+    checkpoint_dir = Path(checkpoint_dir)
+    if checkpoint_dir.exists() and not checkpoint_dir.is_dir():
+        raise DENInputError(f"checkpoint_dir {str(checkpoint_dir)!r} is a file, not a directory; "
+                            f"give a directory (it is made where missing)")
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks here
+        yield
+        return
+    checkpoint_dir.mkdir(parents=True, exist_ok=True)
+    with open(checkpoint_dir / CHECKPOINT_LOCK, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            owner = handle.read().strip()
+            raise DENError(f"checkpoint directory {str(checkpoint_dir)!r} is in use by another "
+                           f"pre-training run{f' (process {owner})' if owner else ''}: wait for it to "
+                           f"end, or give this run a checkpoint directory of its own") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield  # closing the file releases the lock
+
+
+def _clear_checkpoint_dir(checkpoint_dir: Path) -> None:
+    """Delete everything in ``checkpoint_dir`` but its lock file, which this run holds."""
+    for entry in checkpoint_dir.iterdir():
+        if entry.name == CHECKPOINT_LOCK:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def _pretrain(tasks, model_config: ModelConfig | None, config: PretrainConfig | None,
+              checkpoint_dir: str | Path | None, progress, restart_other_run: bool) -> DEN:
+    """``pretrain``'s work, with the lock of ``checkpoint_dir`` held."""
     model_config = ModelConfig() if model_config is None else model_config
     config = PretrainConfig() if config is None else config
     for name, value, kind in (("model_config", model_config, ModelConfig),
@@ -259,11 +322,7 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
     history: list[list[float]] = []  # [step, mean loss of the window] every 100 steps
     running: list[float] = []  # losses of the last `window` steps (checkpointed with history)
     if checkpoint_dir is not None:
-        checkpoint_dir = Path(checkpoint_dir)
-        if checkpoint_dir.exists() and not checkpoint_dir.is_dir():
-            raise DENInputError(f"checkpoint_dir {str(checkpoint_dir)!r} is a file, not a directory; "
-                                f"give a directory (it is made where missing)")
-        checkpoint_dir.mkdir(parents=True, exist_ok=True)
+        checkpoint_dir = Path(checkpoint_dir)  # made and locked by _checkpoint_lock
         fingerprint = _fingerprint(tasks, model_config, config)
         fp_path = checkpoint_dir / "fingerprint.json"
         checkpoint = tf.train.Checkpoint(network=net, calibration=calibration, optimizer=optimizer,
@@ -290,8 +349,7 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
             if progress is not None:
                 print(f"checkpoint directory {str(checkpoint_dir)!r} {other_run}: starting over",
                       file=progress_stream(progress), flush=True)
-            shutil.rmtree(checkpoint_dir)
-            checkpoint_dir.mkdir(parents=True)
+            _clear_checkpoint_dir(checkpoint_dir)
             manager = tf.train.CheckpointManager(checkpoint, str(checkpoint_dir), max_to_keep=1)
         elif other_run:
             raise DENError(f"checkpoint directory {str(checkpoint_dir)!r} {other_run}; {start_over} "
@@ -319,14 +377,15 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
                                f"ask for at least {int(step.numpy())} steps to go on from it, or "
                                f"{start_over}")
         else:
-            fp_path.write_text(json.dumps(fingerprint, indent=1))
+            with atomic_write(fp_path, "w") as handle:
+                handle.write(json.dumps(fingerprint, indent=1))
 
     def save_checkpoint():
         if manager is not None and all(np.isfinite(v.numpy()).all() for v in variables):  # else
             # the run stops as diverged (below), and the last good checkpoint stays
             manager.save(checkpoint_number=int(step.numpy()))
-            (checkpoint_dir / "history.json").write_text(json.dumps({"history": history,
-                                                                     "running": running}))
+            with atomic_write(checkpoint_dir / "history.json", "w") as handle:
+                handle.write(json.dumps({"history": history, "running": running}))
 
     def kept_checkpoint() -> str:
         """After a divergence: where the last good checkpoint is, in words; with none saved yet,
@@ -336,6 +395,7 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
         if manager.latest_checkpoint:
             return f" (the checkpoint in {str(checkpoint_dir)!r} is from before; delete it to start over)"
         (checkpoint_dir / "fingerprint.json").unlink(missing_ok=True)
+        (checkpoint_dir / CHECKPOINT_LOCK).unlink(missing_ok=True)  # held until the run ends
         with contextlib.suppress(OSError):
             checkpoint_dir.rmdir()
         return ""
