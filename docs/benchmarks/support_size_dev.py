@@ -14,7 +14,7 @@ skipped. The models are ``blend_dev.py``'s (pre-trained with the shipped setting
 each fold's training part):
 
     python docs/benchmarks/support_size_dev.py F RECORDS.jsonl [--multiclass] [--sizes 20,30,50,100]
-        [--data D] [--out O]
+        [--model NAME] [--data D] [--out O]
 """
 
 from __future__ import annotations
@@ -44,12 +44,14 @@ def main(argv=None) -> None:
     parser.add_argument("records", type=Path)
     parser.add_argument("--sizes", default="20,30,50,100")
     parser.add_argument("--multiclass", action="store_true")
+    parser.add_argument("--model", help="the model NAME under OUT/models (default: ref_fF)")
     parser.add_argument("--data", type=Path, default=Path("../shared/datasets/corpus"))
     parser.add_argument("--out", type=Path, default=Path("results/corpus_dev"))
     args = parser.parse_args(argv)
     corpus_dev.FOLD = args.fold
     metric = "accuracy" if args.multiclass else "auc"
-    model = DEN.load((args.out / "fold1" if args.fold else args.out) / "models" / f"ref_f{args.fold}.npz")
+    name = args.model or f"ref_f{args.fold}"
+    model = DEN.load((args.out / "fold1" if args.fold else args.out) / "models" / f"{name}.npz")
     done = set()
     if args.records.is_file():  # an interrupted run resumes
         done = {(r["dataset"], r["repeat"], r["n_support"])
