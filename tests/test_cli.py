@@ -480,6 +480,18 @@ def test_pretrain_takes_an_architecture_from_a_model_or_json_file(tmp_path, csv_
         assert not (tmp_path / "bad.npz").exists()
     assert main(["pretrain", *quick, "--out", str(tmp_path / "bad.npz"), "--model-config", "nope.json"]) == 2
     assert "--model-config 'nope.json' does not exist" in capsys.readouterr().err
+    bad = ["--out", str(tmp_path / "bad.npz"), "--model-config", str(tmp_path)]
+    assert main(["pretrain", *quick, *bad]) == 2
+    assert f"--model-config {str(tmp_path)!r} is a directory" in capsys.readouterr().err
+    plain = tmp_path / "model"  # a model file named without .npz is read as one
+    plain.write_bytes(shipped_model_path().read_bytes())
+    assert main(["pretrain", *quick, "--out", str(tmp_path / "plain.npz"), "--model-config", str(plain)]) == 0
+    saved = json.loads(_info(capsys, str(tmp_path / "plain.npz")))
+    assert saved["config"] == {**shipped, "seed": 0}
+    from den import __version__
+    from den.model.den import COMPUTATION
+
+    assert saved["saved_by"] == {"den": __version__, "computation": COMPUTATION}
 
 
 def _info(capsys, path: str) -> str:

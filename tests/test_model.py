@@ -324,6 +324,58 @@ def test_save_load_round_trip_gives_identical_predictions(tmp_path, small_multic
     assert not list(tmp_path.glob("sub/.*tmp"))  # no temporary file left
 
 
+def _resave(path, drop=(), **arrays):
+    """Rewrite the model file at ``path`` without the keys ``drop``, with ``arrays`` set."""
+    with np.load(path) as data:
+        kept = {k: data[k] for k in data.files if k not in drop}
+    np.savez(path, **{**kept, **{k: np.array(v) for k, v in arrays.items()}})
+
+
+def test_a_model_file_records_the_den_that_saved_it_and_an_older_one_warns(tmp_path):
+    """A file saved before a change to what a saved model predicts (a new feature-tuple rule
+    for tasks pooling over a subset of their tuples) loads with a warning that names the
+    change; a file of this den, or one the change does not touch, loads without one."""
+    import pickle
+    import warnings
+
+    from den import __version__
+    from den.errors import DENModelError, DENModelWarning
+    from den.model import den as den_module
+
+    triples = DEN(ModelConfig(order=3, **{k: v for k, v in SMALL.items() if k != "seed"}))
+    path = triples.save(tmp_path / "m.npz")
+    with np.load(path) as data:
+        assert int(data["__den_computation__"]) == den_module.COMPUTATION
+        assert str(data["__den_version__"]) == __version__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DEN.load(path)  # this den's own file: no warning
+    _resave(path, drop=("__den_computation__", "__den_version__"))
+    with pytest.warns(DENModelWarning, match="does not record the den that saved it. If that was "
+                                             "before 2026-11-27, this den predicts otherwise"):
+        DEN.load(path)
+    _resave(path, __den_computation__=1, __den_version__="0.0.9")
+    with pytest.warns(DENModelWarning, match=r"was saved by den 0.0.9; this den .* predicts otherwise "
+                                             r"on some tasks \(since 2026-11-27, which feature tuples"):
+        DEN.load(path)
+    _resave(path, __den_computation__=den_module.COMPUTATION + 1, __den_version__="9.0")
+    with pytest.warns(DENModelWarning, match=r"saved by a newer den \(9.0\)"):
+        DEN.load(path)
+    pairs = DEN(ModelConfig(**SMALL)).save(tmp_path / "pairs.npz")  # order 2, every pair: untouched
+    _resave(pairs, drop=("__den_computation__", "__den_version__"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DEN.load(pairs)
+    _resave(path, __den_format__="den-model-v2")
+    with pytest.raises(DENModelError, match="is a den-model-v2 file, written by another version of den; "
+                                            "this one reads den-model-v1 files"):
+        DEN.load(path)
+    state = triples.__getstate__()
+    state["config"] = {**state["config"], "a_later_setting": 1}
+    with pytest.raises(DENModelError, match="a pickled DEN that this den .* cannot read"):
+        pickle.loads(pickle.dumps(triples)).__setstate__(state)
+
+
 def test_multiclass_probabilities_and_absent_classes(small_multiclass_model):
     task = make_task("mc", 200, 4, 4, seed=9)
     ys = task.y[:60].copy()

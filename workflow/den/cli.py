@@ -317,9 +317,12 @@ def _model_config_file(path: str) -> dict:
     from den.model.config import ModelConfig
 
     if not Path(path).is_file():
-        raise DENInputError(f"--model-config {path!r} does not exist: give a model file (.npz) or a "
+        what = "is a directory" if Path(path).is_dir() else "does not exist"
+        raise DENInputError(f"--model-config {path!r} {what}: give a model file (.npz) or a "
                             f"JSON file of ModelConfig keys")
-    if path.endswith(".npz"):
+    with open(path, "rb") as handle:
+        is_model = handle.read(4) == b"PK\x03\x04"  # a model file is a zip archive, whatever its name
+    if is_model:
         from den.model.den import DEN
 
         try:
@@ -429,7 +432,8 @@ def _info(args) -> None:
         raise DENInputError("give a model PATH or --preset (which shipped model), not both")
     finetune = PRESETS[args.preset or "default"]["variant"] == "den"
     model = load_model(args.model or shipped_model_path(finetune=finetune))
-    print(_readable_json({"config": model.config.to_dict(), "metadata": model.metadata}))
+    saved_by = {"saved_by": model.saved_by} if model.saved_by else {}
+    print(_readable_json({"config": model.config.to_dict(), "metadata": model.metadata, **saved_by}))
 
 
 _SCALAR = r"(?:-?[0-9][0-9.eE+-]*|true|false|null)"

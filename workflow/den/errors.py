@@ -82,6 +82,11 @@ class DENModelError(DENError, OSError):
     """A saved model that cannot be read or does not fit the request."""
 
 
+class DENModelWarning(UserWarning):
+    """A saved model that loads, but whose predictions here may differ from the ones it gave
+    the den that saved it (a change to how den computes them); the message names the change."""
+
+
 class DENInputWarning(UserWarning):
     """Input data DEN can use, but not as the user may have meant (text among numbers read as
     missing, query categories the support set did not have); the message names the column."""

@@ -13,12 +13,13 @@ import contextlib
 import json
 import os
 import threading
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from den._tf import check_not_forked, mark_tensorflow_used, tf
-from den.errors import DENModelError
+from den.errors import DENModelError, DENModelWarning
 from den.io import atomic_write
 from den.model.calibration import Calibration, calibrate, impute_unit
 from den.model.config import ModelConfig
@@ -29,6 +30,21 @@ FORMAT = "den-model-v1"
 _CONFIG_KEY = "__den_config__"
 _FORMAT_KEY = "__den_format__"
 _META_KEY = "__den_metadata__"
+_COMPUTATION_KEY = "__den_computation__"
+_VERSION_KEY = "__den_version__"
+
+# What a saved model predicts depends on den's code as well as on the file. COMPUTATION counts
+# the changes to the code that change what a saved model predicts; a file records the count
+# (and the den version) that saved it, and loading one saved under another count warns with
+# the changes in between (``computation_warning``). Each change: (date, what changed, whether
+# it changes the predictions of a model of a given ModelConfig). Files of before the record
+# count as 1. Add an entry, and raise COMPUTATION, with any such change.
+COMPUTATION = 2
+COMPUTATION_CHANGES = {
+    2: ("2026-11-27", "which feature tuples a task pools over follows its columns' contents, not "
+                      "their order, and every column of a wide task is in a tuple (commit 20b7934)",
+        lambda config: config.order >= 3 or config.max_tuples is not None),
+}
 
 _F32 = tf.TensorSpec([None, None], tf.float32)
 
@@ -80,6 +96,8 @@ class DEN:
         self.network = network or DENNetwork(self.config)
         mark_tensorflow_used()
         self.metadata = dict(metadata or {})
+        # the den version and COMPUTATION of the file ``load`` read (None where it records none)
+        self.saved_by: dict | None = None
         self._weights_lock = threading.RLock()
         self._held_weights = None  # the values network_weights holds now (None: its own)
         self._compile()
@@ -97,8 +115,20 @@ class DEN:
         return {"config": self.config.to_dict(), "metadata": self.metadata, "weights": weights}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(ModelConfig.from_dict(state["config"]), metadata=state["metadata"])
-        self.network.set_weights_dict(state["weights"])
+        """A pickled DEN (its fitted tasks keep their own feature tuples, so a change of
+        ``COMPUTATION`` does not touch them).
+
+        Raises:
+            DENModelError: the pickle is damaged or from a den of another config or weights.
+        """
+        try:
+            config = ModelConfig.from_dict(state["config"])
+            self.__init__(config, metadata=state["metadata"])
+            self.network.set_weights_dict(state["weights"])
+        except (KeyError, ValueError, TypeError) as err:
+            raise DENModelError(f"a pickled DEN that this den ({_den_version()}) cannot read: "
+                                f"{type(err).__name__}: {err}; it was pickled by another version of "
+                                f"den, or damaged: use that den, or fit the estimator again") from None
 
     # -- pieces shared by pre-training, fine-tuning and prediction ----------------------
     def tuples(self, n_features: int, x_support: np.ndarray | None = None,
@@ -356,6 +386,8 @@ class DEN:
         with self._weights_lock:  # its own weights, not a task's another thread swapped in
             arrays = dict(self.network.weights_dict())
         arrays[_FORMAT_KEY] = np.array(FORMAT)
+        arrays[_COMPUTATION_KEY] = np.array(COMPUTATION)
+        arrays[_VERSION_KEY] = np.array(_den_version())
         arrays[_CONFIG_KEY] = np.array(json.dumps(self.config.to_dict()))
         arrays[_META_KEY] = np.array(json.dumps(self.metadata))
         with atomic_write(path) as handle:
@@ -388,9 +420,16 @@ class DEN:
                 raise not_a_model from err
             raise DENModelError(f"DEN model {str(path)!r} is not readable as a DEN model file "
                                 f"({type(err).__name__}: {err}); {hint}") from err
-        if str(arrays.pop(_FORMAT_KEY, "")) != FORMAT:
+        written = str(arrays.pop(_FORMAT_KEY, ""))
+        if written.startswith("den-model-v") and written != FORMAT:
+            raise DENModelError(f"DEN model {str(path)!r} is a {written} file, written by another "
+                                f"version of den; this one reads {FORMAT} files: use the den that "
+                                f"wrote it, or pre-train the model again")
+        if written != FORMAT:
             raise DENModelError(f"{str(path)!r} is not a {FORMAT} file; {hint}")
         try:
+            computation = int(arrays.pop(_COMPUTATION_KEY)) if _COMPUTATION_KEY in arrays else None
+            version = str(arrays.pop(_VERSION_KEY)) if _VERSION_KEY in arrays else None
             config = ModelConfig.from_dict(json.loads(str(arrays.pop(_CONFIG_KEY))))
             metadata = json.loads(str(arrays.pop(_META_KEY, "{}")))
             model = cls(config, metadata=metadata)
@@ -403,4 +442,39 @@ class DEN:
             raise DENModelError(f"DEN model {str(path)!r} holds non-finite weights ({diverged[:3]}"
                                 f"{' ...' if len(diverged) > 3 else ''}): its pre-training diverged; "
                                 f"pre-train it again with a lower learning rate")
+        model.saved_by = {"den": version, "computation": computation}
+        note = computation_warning(path, computation, version, config)
+        if note:
+            warnings.warn(note, DENModelWarning, stacklevel=2)
         return model
+
+
+def _den_version() -> str:
+    from den import __version__
+
+    return __version__
+
+
+def computation_warning(path, computation: int | None, version: str | None,
+                        config: ModelConfig) -> str | None:
+    """Why a model file saved under ``computation`` (None: a file of before the record) by den
+    ``version`` may predict here otherwise than it did for the den that saved it, or None: the
+    changes since (``COMPUTATION_CHANGES``) that touch a model of ``config``, or a file of a
+    newer den."""
+    if computation is not None and computation > COMPUTATION:
+        return (f"DEN model {str(path)!r} was saved by a newer den ({version}) than this one "
+                f"({_den_version()}), which computes its predictions otherwise: they may differ from "
+                f"the ones it was validated with; upgrade den")
+    since = [(date, what) for number, (date, what, touches) in sorted(COMPUTATION_CHANGES.items())
+             if number > (computation or 1) and touches(config)]
+    if not since:
+        return None
+    changes = "; ".join(f"since {date}, {what}" for date, what in since)
+    if computation is None:
+        return (f"DEN model {str(path)!r} does not record the den that saved it. If that was "
+                f"before {since[0][0]}, this den predicts otherwise on some tasks ({changes}), so "
+                f"its predictions can differ from the ones it gave then. Save it again "
+                f"(DEN.load(path).save(path)) to record this den and drop this warning")
+    return (f"DEN model {str(path)!r} was saved by den {version}; this den ({_den_version()}) "
+            f"predicts otherwise on some tasks ({changes}), so its predictions can differ from the "
+            f"ones it gave then. Save it again (DEN.load(path).save(path)) to drop this warning")
