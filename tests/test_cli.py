@@ -271,6 +271,8 @@ def test_model_and_support_errors_say_what_is_wrong(tmp_path, model_and_tables, 
     assert "is a directory, not a model file" in capsys.readouterr().err
     assert main(["info", str(tmp_path)]) == 2
     assert "is a directory, not a model file" in capsys.readouterr().err
+    assert main(["info", ""]) == 2
+    assert "the DEN model path is empty" in capsys.readouterr().err
     pickled = tmp_path / "pickled.npz"
     pickled.write_bytes(pickle.dumps({"weights": [1, 2]}))
     objects = tmp_path / "objects.npz"

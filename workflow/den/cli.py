@@ -428,10 +428,10 @@ def _info(args) -> None:
     from den.fitting import load_model
     from den.pretrained import shipped_model_path
 
-    if args.model and args.preset:
+    if args.model is not None and args.preset:
         raise DENInputError("give a model PATH or --preset (which shipped model), not both")
     finetune = PRESETS[args.preset or "default"]["variant"] == "den"
-    model = load_model(args.model or shipped_model_path(finetune=finetune))
+    model = load_model(args.model if args.model is not None else shipped_model_path(finetune=finetune))
     saved_by = {"saved_by": model.saved_by} if model.saved_by else {}
     print(_readable_json({"config": model.config.to_dict(), "metadata": model.metadata, **saved_by}))
 
