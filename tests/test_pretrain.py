@@ -80,6 +80,10 @@ def test_a_checkpoint_directory_in_use_by_another_run_is_refused_at_once(tmp_pat
     pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "ck", progress=None)
     assert sorted(p.name for p in (tmp_path / "ck").iterdir() if p.name.endswith(".json")) == \
         ["fingerprint.json", "history.json"]
+    with pytest.raises(DENInputError):  # refused before any step: no directory of a lock alone
+        pretrain(tasks[:1] * 0, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "refused",
+                 progress=None)
+    assert not (tmp_path / "refused").exists()
     with pytest.raises(DENInputError, match="is a file, not a directory"):
         pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "ck" / "history.json",
                  progress=None)

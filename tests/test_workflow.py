@@ -687,7 +687,7 @@ def test_a_directory_of_csv_files_gives_one_dataset_per_file(tmp_path):
     (tmp_path / "sets" / "manifest.csv").write_text("name,rows\na,120\n")
     (tmp_path / "sets" / "old").mkdir()
     config = {"data_dir": str(tmp_path),
-              "dataset_directories": {"mine": {"path": "sets", "target": "label", "drop": ["c"],
+              "dataset_directories": {"mine": {"path": "sets", "target": "target", "drop": ["c"],
                                                "exclude": ["manifest.*"]}},
               "datasets": {"test": {"source": "csv", "path": "t.csv"}},
               "dataset_groups": [["mine", "test"]],
@@ -697,7 +697,7 @@ def test_a_directory_of_csv_files_gives_one_dataset_per_file(tmp_path):
     names = ["mine-a", "mine-b_plus_1", "mine-c_v2"]
     assert sorted(config["datasets"]) == [*names, "test"]
     assert config["datasets"]["mine-c_v2"] == {"source": "csv", "path": "sets/c.v2.csv.gz",
-                                               "target": "label", "drop": ["c"]}
+                                               "target": "target", "drop": ["c"]}
     assert wc.dataset_spec(config, "mine-a")["path"] == str(tmp_path / "sets" / "a.csv")
     assert config["experiments"]["e"]["pretrain_on"] == [*names, "others"]
     assert config["experiments"]["e"]["datasets"] == ["test"]
@@ -726,10 +726,56 @@ def test_a_directory_of_csv_files_gives_one_dataset_per_file(tmp_path):
     _write_csv(tmp_path / "two" / "x+1.csv", seed=0)
     _write_csv(tmp_path / "two" / "x 1.csv", seed=0)
     assert "files 'x 1.csv' and 'x_1.csv' both give dataset 'd-x_1'" in error({"path": "two"})
-    clash = error({"path": "sets"}, datasets={"d-a": {"source": "csv", "path": "other.csv"}})
-    assert "dataset 'd-a' (file 'a.csv') is also defined under 'datasets'" in clash
+    (tmp_path / "sets" / "b+1.csv").unlink()
+    message = error({"path": "sets"})  # the manifest, without the label column, is refused at once
+    assert "file 'manifest.csv' has no label column 'target' (its columns: 'name', 'rows')" in message
+    assert "exclude it (dataset_directories.d.exclude: ['manifest.csv'])" in message
+    own = {"data_dir": str(tmp_path), "dataset_directories": {"d": {"path": "sets"}},
+           "datasets": {"d-manifest": {"source": "csv", "path": "sets/manifest.csv", "target": "rows"}}}
+    wc.expand_dataset_directories(own)  # the config's own entry for a file wins
+    assert own["datasets"]["d-manifest"]["target"] == "rows" and "target" not in own["datasets"]["d-a"]
+    (tmp_path / "sets" / "empty.csv").write_text("")
+    assert "file 'empty.csv' is not a readable table" in error(
+        {"path": "sets", "exclude": ["manifest.csv"]})
+    (tmp_path / "sets" / "empty.csv").unlink()
+    _write_csv(tmp_path / "braces" / "a{b}.csv", seed=0)
+    assert "file 'a{b}.csv' has a brace in its name" in error({"path": "braces"})
+    with pytest.raises(wc.ConfigError, match="dataset_directories.sim: datasets named sim-"):
+        wc.expand_dataset_directories({"dataset_directories": {"sim": {"path": str(tmp_path / "sets")}}})
     with pytest.raises(wc.ConfigError, match="'others' is a word of pretrain_on"):
         wc.expand_dataset_directories({"dataset_directories": {"others": {"path": str(tmp_path / "sets")}}})
+
+
+def test_the_same_file_under_two_names_is_not_pretrained_on_while_evaluated(tmp_path):
+    """Leakage is checked by file as well as by name: a directory read twice, or a csv entry
+    naming an evaluated file, is refused; a group of one dataset is refused, a directory's
+    name in a group counts as all of its datasets."""
+    from den import workflow_config as wc
+
+    for name in ("a.csv", "b.csv"):
+        _write_csv(tmp_path / "sets" / name, seed=0)
+    methods = {"lr": {"kind": "direct", "model": "logistic_regression"}}
+
+    def plan(**more):
+        config = {"data_dir": str(tmp_path), "methods": methods, **more}
+        wc.expand_dataset_directories(config)
+        return wc.experiments(config)
+
+    twice = {"pool": {"path": "sets"}, "evals": {"path": "sets"}}
+    with pytest.raises(wc.ConfigError, match=r"'pool-a' and evaluated dataset 'evals-a' are the same file"):
+        plan(dataset_directories=twice,
+             experiments={"e": {"pretrain_on": ["pool"], "datasets": ["evals"], "methods": ["lr"]}})
+    with pytest.raises(wc.ConfigError, match=r"'copy' and evaluated dataset 'evals-b' are the same file"):
+        plan(dataset_directories={"evals": {"path": "sets"}},
+             datasets={"copy": {"source": "csv", "path": str(tmp_path / "sets" / "b.csv")}},
+             experiments={"e": {"pretrain_on": ["copy"], "datasets": ["evals"], "methods": ["lr"]}})
+    with pytest.raises(wc.ConfigError, match=r"dataset_groups: \['evals-a'\] holds one dataset"):
+        plan(dataset_directories={"evals": {"path": "sets"}}, dataset_groups=[["evals-a"]],
+             experiments={"e": {"datasets": ["evals"], "methods": ["lr"]}})
+    config = {"data_dir": str(tmp_path), "dataset_directories": {"evals": {"path": "sets"}},
+              "dataset_groups": [["evals"]]}
+    wc.expand_dataset_directories(config)
+    assert config["dataset_groups"] == [["evals-a", "evals-b"]]
 
 
 def test_an_experiment_pretrains_on_a_directory_of_csv_files(tmp_path):

@@ -174,6 +174,9 @@ def expand_dataset_directories(config: dict) -> None:
             taken = ("a word of pretrain_on" if key in (SIMULATED, GENERATED, OTHERS)
                      else "a dataset's name")
             raise ConfigError(f"{where}: {key!r} is {taken}; give the directory another name")
+        if f"{key}-".startswith(("sim-", GENERATED_PREFIX)):
+            raise ConfigError(f"{where}: datasets named {key}-... would take the names of the CNN-zoo "
+                              f"(sim-...) or generated (gen-...) tasks; give the directory another name")
         given = os.path.expanduser(str(entry["path"]))
         data_dir = config.get("data_dir")
         found = os.path.join(os.path.abspath(os.path.expanduser(data_dir)), given) \
@@ -203,17 +206,20 @@ def expand_dataset_directories(config: dict) -> None:
             if name in names:
                 raise ConfigError(f"{where}: files {names[name]!r} and {path.name!r} both give dataset "
                                   f"{name!r}; rename one")
+            if "{" in path.name or "}" in path.name:  # Snakemake reads braces in an input as a wildcard
+                raise ConfigError(f"{where}: file {path.name!r} has a brace in its name, which the "
+                                  f"workflow cannot take as an input; rename it")
             names[name] = path.name
-            spec = {"source": "csv", "path": os.path.join(given, path.name),
-                    **{k: entry[k] for k in ("target", "sep", "na_values", "drop") if k in entry}}
-            if name in datasets and datasets[name] != spec:
-                raise ConfigError(f"{where}: dataset {name!r} (file {path.name!r}) is also defined under "
-                                  f"'datasets'; rename or remove one")
-            datasets[name] = spec
+            if name in datasets:  # the config's own entry for this file (another target, ...) wins
+                continue
+            _check_header(path, entry, where, name)
+            datasets[name] = {"source": "csv", "path": os.path.join(given, path.name),
+                              **{k: entry[k] for k in ("target", "sep", "na_values", "drop") if k in entry}}
         members[key] = list(names)
 
     def expand(names):
         return [n for name in names for n in members.get(name, [name])]
+
 
     for spec in (config.get("experiments") or {}).values():
         for field in ("datasets", "pretrain_on"):
@@ -223,6 +229,25 @@ def expand_dataset_directories(config: dict) -> None:
         config["dataset_groups"] = [expand(group) for group in config["dataset_groups"]]
     if (config.get("shipped") or {}).get("pretrain_on"):
         config["shipped"]["pretrain_on"] = expand(config["shipped"]["pretrain_on"])
+
+
+def _check_header(path, entry: dict, where: str, name: str) -> None:
+    """A directory's file reads as a table with the label column, at planning rather than in
+    its job (a manifest, an empty file, another label column)."""
+    import pandas as pd
+
+    target = entry.get("target", "target")
+    fixes = (f"exclude it ({where}.exclude: [{path.name!r}]), or define dataset {name!r} under "
+             f"'datasets' with its own settings (that entry is used for this file)")
+    try:
+        columns = list(pd.read_csv(path, sep=entry.get("sep", ","), nrows=0).columns)
+    except Exception as err:  # empty, binary or not a table
+        raise ConfigError(f"{where}: file {path.name!r} is not a readable table ({type(err).__name__}: "
+                          f"{err}); {fixes}") from None
+    if target not in columns:
+        shown = ", ".join(map(repr, columns[:8])) + (" ..." if len(columns) > 8 else "")
+        raise ConfigError(f"{where}: file {path.name!r} has no label column {target!r} (its columns: "
+                          f"{shown}); give the directory's target, {fixes}")
 
 
 def known_datasets(config: dict) -> set[str]:
@@ -252,6 +277,9 @@ def experiments(config: dict) -> dict[str, dict]:
         except ValueError as err:
             raise ConfigError(f"methods.{method}: {err}") from err
     for group in config.get("dataset_groups") or []:
+        if len(set(group)) < 2:
+            raise ConfigError(f"dataset_groups: {group} holds one dataset; a group lists two or more "
+                              f"(a dataset_directories name counts as all of its datasets)")
         unknown = sorted(set(group) - known)
         if unknown:
             raise ConfigError(f"dataset_groups: {unknown} are not datasets of this config (group "
@@ -331,6 +359,7 @@ def experiments(config: dict) -> dict[str, dict]:
                 raise ConfigError(f"experiments.{name}.compare_to: {other!r} splits the data otherwise "
                                   f"({', '.join(f'{k} {full[k]} here, {theirs[k]} there' for k in differ)}), "
                                   f"so its scores do not pair with this experiment's; give both the same")
+        _check_same_files(name, full, config)
         _check_reference(name, full)
         _check_layout(name, full)
         _check_binary_pretraining(name, full, config)
@@ -360,6 +389,29 @@ def _check_overrides(name: str, full: dict, config: dict) -> None:
             raise ConfigError(f"experiments.{name}.{section}: covariates_min {merged['covariates_min']} "
                               f"> covariates_max {merged['covariates_max']} (merged over the top-level "
                               f"'{section}')")
+
+
+def _check_same_files(name: str, full: dict, config: dict) -> None:
+    """No model pre-trains on the file of a dataset it evaluates under another name (a csv
+    entry, or a dataset_directories file, naming the same file as an evaluated set)."""
+    files = {}
+
+    def file_of(dataset):
+        if dataset not in files:
+            spec = (config.get("datasets") or {}).get(dataset) or {}
+            files[dataset] = os.path.realpath(dataset_spec(config, dataset)["path"]) \
+                if spec.get("source") == "csv" and spec.get("path") else None
+        return files[dataset]
+
+    for held_out in full["datasets"]:
+        if file_of(held_out) is None:
+            continue
+        same = [d for d in training_datasets(config, full, held_out)
+                if d != held_out and file_of(d) == file_of(held_out)]
+        if same:
+            raise ConfigError(f"experiments.{name}: {same[0]!r} and evaluated dataset {held_out!r} are "
+                              f"the same file ({file_of(held_out)!r}); pre-training on it leaks "
+                              f"{held_out!r}'s labels: leave one of them out")
 
 
 def declared_classes(config: dict, dataset: str) -> int | None:

@@ -241,7 +241,13 @@ def _checkpoint_lock(checkpoint_dir: str | Path | None):
         handle.truncate()
         handle.write(f"{os.getpid()}\n")
         handle.flush()
-        yield  # closing the file releases the lock
+        try:
+            yield  # closing the file releases the lock
+        finally:  # a run refused before its first checkpoint leaves no directory of a lock alone
+            if checkpoint_dir.is_dir() and [p.name for p in checkpoint_dir.iterdir()] == [CHECKPOINT_LOCK]:
+                (checkpoint_dir / CHECKPOINT_LOCK).unlink()
+                with contextlib.suppress(OSError):
+                    checkpoint_dir.rmdir()
 
 
 def _clear_checkpoint_dir(checkpoint_dir: Path) -> None:
