@@ -68,13 +68,15 @@ def test_a_checkpoint_directory_in_use_by_another_run_is_refused_at_once(tmp_pat
     checkpoints that the other's checkpoint manager deletes: the second stops before any step,
     naming the process that holds it; once that run ends, the directory is free again."""
     import os
+    import socket
 
     from den.train import pretrain as module
 
     tasks = make_tasks(2, seed=2, rows=(60, 80), features=(2, 4))
     config = PretrainConfig(steps=2, query_rows=8, support_rows=8)
     with module._checkpoint_lock(tmp_path / "ck"):
-        in_use = rf"is in use by another pre-training run \(process {os.getpid()}\): wait for it to end"
+        in_use = (rf"is in use by another pre-training run \(process {socket.gethostname()}:{os.getpid()}\): "
+                  "wait for it to end")
         with pytest.raises(DENError, match=in_use):
             pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "ck", progress=None)
     pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "ck", progress=None)

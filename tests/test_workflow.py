@@ -692,7 +692,7 @@ def test_a_directory_of_csv_files_gives_one_dataset_per_file(tmp_path):
               "datasets": {"test": {"source": "csv", "path": "t.csv"}},
               "dataset_groups": [["mine", "test"]],
               "shipped": {"pretrain_on": ["mine"]},
-              "experiments": {"e": {"datasets": ["test"], "pretrain_on": ["mine", "others"]}}}
+              "experiments": {"e": {"datasets": ["test"], "pretrain_on": ["mine", "others", "mine-a"]}}}
     wc.expand_dataset_directories(config)
     names = ["mine-a", "mine-b_plus_1", "mine-c_v2"]
     assert sorted(config["datasets"]) == [*names, "test"]

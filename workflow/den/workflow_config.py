@@ -158,9 +158,9 @@ def expand_dataset_directories(config: dict) -> None:
 
     Raises:
         ConfigError: a directory is missing or holds no csv file (after ``exclude``), an
-            ``exclude`` pattern matches no file, two files map to one name, or a name is
-            taken by a dataset of another definition or by a word of ``pretrain_on``
-            (``others``, ``simulated``, ``generated``).
+            ``exclude`` pattern matches no file, two files map to one name, or the directory's
+            name is a dataset's or a word of ``pretrain_on`` (``others``, ``simulated``,
+            ``generated``). A ``datasets`` entry of a file's dataset name is used for that file.
     """
     from den.data.sources import task_files
     from den.errors import DENInputError
@@ -217,8 +217,8 @@ def expand_dataset_directories(config: dict) -> None:
                               **{k: entry[k] for k in ("target", "sep", "na_values", "drop") if k in entry}}
         members[key] = list(names)
 
-    def expand(names):
-        return [n for name in names for n in members.get(name, [name])]
+    def expand(names):  # each dataset once, where a directory and one of its files are both named
+        return list(dict.fromkeys(n for name in names for n in members.get(name, [name])))
 
 
     for spec in (config.get("experiments") or {}).values():

@@ -29,6 +29,7 @@ import math
 import os
 import shutil
 import signal
+import socket
 import threading
 import time
 from pathlib import Path
@@ -231,15 +232,18 @@ def _checkpoint_lock(checkpoint_dir: str | Path | None):
     with open(checkpoint_dir / CHECKPOINT_LOCK, "a+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except (BlockingIOError, PermissionError):  # held by another process
             handle.seek(0)
             owner = handle.read().strip()
             raise DENError(f"checkpoint directory {str(checkpoint_dir)!r} is in use by another "
                            f"pre-training run{f' (process {owner})' if owner else ''}: wait for it to "
                            f"end, or give this run a checkpoint directory of its own") from None
+        except OSError:  # a filesystem without flock (some Lustre or FUSE mounts): run unlocked
+            yield
+            return
         handle.seek(0)
         handle.truncate()
-        handle.write(f"{os.getpid()}\n")
+        handle.write(f"{socket.gethostname()}:{os.getpid()}\n")
         handle.flush()
         try:
             yield  # closing the file releases the lock
