@@ -266,7 +266,7 @@ def local_files(spec: dict) -> list[str]:
     return []
 
 
-def task_files(directory: str | os.PathLike, what: str) -> tuple[dict[str, Path], list[str]]:
+def task_files(directory: str | os.PathLike, what: str = "directory") -> tuple[dict[str, Path], list[str]]:
     """The task files of ``directory`` by task name (the file name without .csv or .csv.gz,
     any case), in sorted order, each file once however many links lead to it, and the names
     of the entries left out (other files, folders, broken links). ``den pretrain --tasks`` and
