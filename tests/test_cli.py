@@ -496,6 +496,34 @@ def test_pretrain_takes_an_architecture_from_a_model_or_json_file(tmp_path, csv_
     assert saved["saved_by"] == {"den": __version__, "computation": COMPUTATION}
 
 
+def test_an_older_model_file_warns_in_one_line_and_not_when_only_its_architecture_is_read(
+        tmp_path, csv_tasks, capsys):
+    """A model file saved before a change to what it predicts: `den info` (as every command
+    that loads it) warns in one line that names the file, without den's own file and line;
+    `den pretrain --model-config` reads only its architecture, which no such change touches,
+    and says nothing."""
+    from den.model.config import ModelConfig
+    from den.model.den import DEN
+
+    from helpers import SMALL
+
+    triples = ModelConfig(order=3, **{k: v for k, v in SMALL.items() if k != "seed"})
+    old = DEN(triples).save(tmp_path / "old.npz")
+    with np.load(old) as data:  # as a file of before den recorded its computation
+        kept = {k: data[k] for k in data.files if k not in ("__den_computation__", "__den_version__")}
+    np.savez(old, **kept)
+    capsys.readouterr()
+    assert main(["info", str(old)]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"den info: warning: DEN model {str(old)!r} does not record the den that saved it")
+    assert err.count("\n") == 1 and ".py:" not in err and "DENModelWarning" not in err
+    quick = ["--tasks", str(csv_tasks), "--steps", "2", "--query-rows", "16", "--support-rows", "16",
+             "--quiet"]
+    assert main(["pretrain", *quick, "--out", str(tmp_path / "new.npz"), "--model-config", str(old)]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert json.loads(_info(capsys, str(tmp_path / "new.npz")))["config"]["order"] == 3
+
+
 def _info(capsys, path: str) -> str:
     """`den info PATH`'s output."""
     capsys.readouterr()

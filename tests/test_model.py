@@ -355,11 +355,13 @@ def test_a_model_file_records_the_den_that_saved_it_and_an_older_one_warns(tmp_p
                                              "before 2026-11-27, this den predicts otherwise"):
         DEN.load(path)
     _resave(path, __den_computation__=1, __den_version__="0.0.9")
-    with pytest.warns(DENModelWarning, match=r"was saved by den 0.0.9; this den .* predicts otherwise "
+    with pytest.warns(DENModelWarning, match=r"was saved by den 0.0.9 \(computation 1\); this den \(.*, "
+                                             rf"computation {den_module.COMPUTATION}\) predicts otherwise "
                                              r"on some tasks \(since 2026-11-27, which feature tuples"):
         DEN.load(path)
     _resave(path, __den_computation__=den_module.COMPUTATION + 1, __den_version__="9.0")
-    with pytest.warns(DENModelWarning, match=r"saved by a newer den \(9.0\)"):
+    with pytest.warns(DENModelWarning, match=r"saved by a newer den \(9.0, computation "
+                                             rf"{den_module.COMPUTATION + 1}\) than this one"):
         DEN.load(path)
     pairs = DEN(ModelConfig(**SMALL)).save(tmp_path / "pairs.npz")  # order 2, every pair: untouched
     _resave(pairs, drop=("__den_computation__", "__den_version__"))

@@ -13,7 +13,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from den.errors import DENError, DENInputError, DENInputWarning, name_settings
+from den.errors import DENError, DENInputError, DENInputWarning, DENWarning, name_settings
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRESETS
 
 DESCRIPTION = """\
@@ -323,10 +323,13 @@ def _model_config_file(path: str) -> dict:
     with open(path, "rb") as handle:
         is_model = handle.read(4) == b"PK\x03\x04"  # a model file is a zip archive, whatever its name
     if is_model:
+        from den.errors import DENModelWarning
         from den.model.den import DEN
 
         try:
-            return dataclasses.asdict(DEN.load(path).config)
+            with warnings.catch_warnings():  # only the architecture is read, not the weights whose
+                warnings.simplefilter("ignore", DENModelWarning)  # predictions a newer den changed
+                return dataclasses.asdict(DEN.load(path).config)
         except DENModelError as err:
             raise DENInputError(f"--model-config: {err}") from None
     try:
@@ -448,9 +451,9 @@ def _readable_json(value) -> str:
 
 
 def _show_warning(command, message, category, filename, lineno, file=None, line=None) -> None:
-    """Print a warning as one line, "den predict: warning: ...", the package's own without the
-    file and line it came from."""
-    text = str(message) if issubclass(category, DENInputWarning) else \
+    """Print a warning as one line, "den predict: warning: ...", the package's own (``DENWarning``)
+    without the file and line it came from."""
+    text = str(message) if issubclass(category, DENWarning) else \
         warnings.formatwarning(message, category, filename, lineno, line="").rstrip()
     print(f"den {command}: warning: {text}", file=sys.stderr if file is None else file)
 

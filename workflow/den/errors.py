@@ -82,11 +82,17 @@ class DENModelError(DENError, OSError):
     """A saved model that cannot be read or does not fit the request."""
 
 
-class DENModelWarning(UserWarning):
+class DENWarning(UserWarning):
+    """Base class of every warning the den package gives on purpose; its message says what
+    happened and what to do, so ``den``'s command line prints it as one line, without the
+    file and line of den's code that gave it."""
+
+
+class DENModelWarning(DENWarning):
     """A saved model that loads, but whose predictions here may differ from the ones it gave
     the den that saved it (a change to how den computes them); the message names the change."""
 
 
-class DENInputWarning(UserWarning):
+class DENInputWarning(DENWarning):
     """Input data DEN can use, but not as the user may have meant (text among numbers read as
     missing, query categories the support set did not have); the message names the column."""

@@ -460,11 +460,13 @@ def computation_warning(path, computation: int | None, version: str | None,
     """Why a model file saved under ``computation`` (None: a file of before the record) by den
     ``version`` may predict here otherwise than it did for the den that saved it, or None: the
     changes since (``COMPUTATION_CHANGES``) that touch a model of ``config``, or a file of a
-    newer den."""
+    newer den. Both dens are named by version and computation number: a development den may
+    change its computation without a new version."""
     if computation is not None and computation > COMPUTATION:
-        return (f"DEN model {str(path)!r} was saved by a newer den ({version}) than this one "
-                f"({_den_version()}), which computes its predictions otherwise: they may differ from "
-                f"the ones it was validated with; upgrade den")
+        return (f"DEN model {str(path)!r} was saved by a newer den ({version}, computation "
+                f"{computation}) than this one ({_den_version()}, computation {COMPUTATION}), which "
+                f"computes its predictions otherwise: they may differ from the ones it was validated "
+                f"with; upgrade den")
     since = [(date, what) for number, (date, what, touches) in sorted(COMPUTATION_CHANGES.items())
              if number > (computation or 1) and touches(config)]
     if not since:
@@ -475,6 +477,7 @@ def computation_warning(path, computation: int | None, version: str | None,
                 f"before {since[0][0]}, this den predicts otherwise on some tasks ({changes}), so "
                 f"its predictions can differ from the ones it gave then. Save it again "
                 f"(DEN.load(path).save(path)) to record this den and drop this warning")
-    return (f"DEN model {str(path)!r} was saved by den {version}; this den ({_den_version()}) "
+    return (f"DEN model {str(path)!r} was saved by den {version} (computation {computation}); "
+            f"this den ({_den_version()}, computation {COMPUTATION}) "
             f"predicts otherwise on some tasks ({changes}), so its predictions can differ from the "
             f"ones it gave then. Save it again (DEN.load(path).save(path)) to drop this warning")
