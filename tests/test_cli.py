@@ -670,6 +670,32 @@ def test_a_stray_question_mark_and_text_dates_in_the_support_keep_the_query_read
     assert preds["blank"][["proba_no", "proba_yes"]].std().min() > 0.01  # the dates and amounts count
 
 
+def test_labels_are_the_texts_written_where_numbers_would_merge_them(tmp_path, model_and_tables, capsys):
+    """Labels '01' and '1' (a zip code, an id) are two classes, as DENClassifier keeps them, with
+    a warning; read as numbers they silently were one. Plain numeric labels stay numbers. A
+    label that pandas reads as missing ('NA') is named in the error, with how to keep it."""
+    model, _, query = model_and_tables
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame(rng.normal(size=(80, 2)), columns=["a", "b"])
+    frame["label"] = rng.choice(["01", "1", "2"], 80)
+    frame.to_csv(tmp_path / "zips.csv", index=False)
+    out = tmp_path / "pred.csv"
+    capsys.readouterr()
+    assert main(_predict_args(model, tmp_path / "zips.csv", query, out) + ["--preset", "fast"]) == 0
+    assert list(pd.read_csv(out, dtype=str).columns) == ["prediction", "proba_01", "proba_1", "proba_2"]
+    err = capsys.readouterr().err
+    assert ("den predict: warning: support file " in err and "column 'label': labels written differently "
+            "that read as one number ('01', '1') are read as text, different classes" in err)
+    frame.assign(label=rng.integers(0, 2, 80)).to_csv(tmp_path / "plain.csv", index=False)
+    assert main(_predict_args(model, tmp_path / "plain.csv", query, out) + ["--preset", "fast"]) == 0
+    assert list(pd.read_csv(out).columns) == ["prediction", "proba_0", "proba_1"]
+    assert "warning" not in capsys.readouterr().err
+    frame.assign(label=rng.choice(["NA", "EU", ""], 80)).to_csv(tmp_path / "regions.csv", index=False)
+    assert main(_predict_args(model, tmp_path / "regions.csv", query, out) + ["--preset", "fast"]) == 2
+    assert re.search(r"column 'label': \d+ row\(s\) have the label 'NA', which reads as no label: drop "
+                     r"those rows.*or, if it is a class, write it otherwise", capsys.readouterr().err)
+
+
 def test_text_among_numbers_and_unseen_query_categories_warn_once_in_one_line(tmp_path, model_and_tables,
                                                                            capsys):
     """A word among a support column's numbers and a query column of categories in capitals:

@@ -259,7 +259,7 @@ def _predict(args) -> None:
     to_stdout = args.out == "-"
     if not to_stdout:
         check_output_path(args.out, "--out")
-    support = read_table(args.support, "support")
+    support = read_table(args.support, "support", target=args.target)
     features, labels = split_target(support, args.target, f"support file {args.support!r}")
     query = read_table(args.query, "query", like=support)  # the support's number formats
     missing = [c for c in features.columns if c not in query.columns]
@@ -370,7 +370,8 @@ def _pretrain(args) -> None:
     if left_out and not args.quiet:
         print(f"--tasks: left out {len(left_out)} entries that are no *.csv or *.csv.gz file: "
               f"{', '.join(left_out[:5])}{' ...' if len(left_out) > 5 else ''}", file=sys.stderr)
-    tasks = [task_from_frame(read_table(f, "task"), args.target, name, f"task file {str(f)!r}")
+    tasks = [task_from_frame(read_table(f, "task", target=args.target), args.target, name,
+                             f"task file {str(f)!r}")
              for name, f in files.items()]
     tasks += make_tasks(args.generated_tasks, seed=args.seed, rows=GENERATED_ROWS,
                         features=GENERATED_FEATURES, prefix="gen-")

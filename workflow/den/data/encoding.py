@@ -605,7 +605,8 @@ NUMBER_FORMATS = {"decimal_comma": (_GROUPED_DECIMAL_COMMA, ".", ","),
                   "grouped_point": (_GROUPED_DECIMAL_POINT, ",", ".")}
 
 
-def read_table(path, what: str = "table", like: pd.DataFrame | None = None) -> pd.DataFrame:
+def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
+               target: str | None = None) -> pd.DataFrame:
     """Read a CSV file, with an error that names the file when it cannot be read.
 
     The file is read once, so a pipe works (``<(command)``), and may be gzip-, zip-, xz- or
@@ -616,7 +617,8 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None) -> p
     blank columns are read alike here. The text is UTF-8
     (a byte-order mark is skipped), else Windows-1252, else Latin-1, which reads any byte. A
     column name that occurs twice is an error (pandas would rename the second "name.1", and a
-    message would name a column the user never wrote).
+    message would name a column the user never wrote). ``target``: the label column, whose
+    labels are checked against their text as written (``_label_texts``).
     """
     import io
 
@@ -642,11 +644,51 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None) -> p
     header = _records(data[:_HEAD_BYTES].decode(encoding, errors="replace"), sep, 1)
     _check_unique([name for name in (header[0] if header else []) if name], where)  # blanks: "Unnamed: j"
     frame = _drop_trailing_blank_columns(frame, set() if like is None else set(like.columns))
-    def reread(usecols):  # columns of this file as text
+    def reread(usecols, **options):  # columns of this file as text
         return pd.read_csv(io.BytesIO(data), sep=sep, encoding=encoding, dtype=str, usecols=usecols,
-                           index_col=index_col)
+                           index_col=index_col, **options)
 
-    return _number_formats(frame, reread, sep, where, like)
+    frame = _number_formats(frame, reread, sep, where, like)
+    if target is not None and target in frame.columns:
+        frame[target] = _label_texts(frame[target], reread([target], keep_default_na=False)[target],
+                                     f"{where} column {target!r}")
+    return frame
+
+
+def _label_texts(labels: pd.Series, texts: pd.Series, where: str) -> pd.Series:
+    """The label column as its file writes it, where reading it as numbers or missing values
+    would lose classes: ``labels`` as read (n,), ``texts`` (n,) the same cells as written.
+
+    - Texts that read as one number ('01' and '1', '1' and '1.0') stay the texts, different
+      classes, as DENClassifier keeps them, with a ``DENInputWarning`` naming them (read as
+      numbers, a zip code 01 would silently join class 1).
+
+    Raises:
+        DENInputError: a label that pandas reads as missing ('NA', 'None', 'null', ...) names
+            that text (a row without a label is an error; 'NA' may be a class, e.g. North
+            America, and the message says how to keep it).
+    """
+    written = texts.astype(str).str.strip()
+    missing = labels.isna().to_numpy() & ~written.isin(MISSING_LABELS).to_numpy()
+    if missing.any():
+        shown = sorted(set(written[missing]))
+        raise DENInputError(f"{where}: {int(missing.sum())} row(s) have the label "
+                            f"{', '.join(map(repr, shown[:5]))}, which reads as no label: drop those "
+                            f"rows, as a row without a label cannot be learnt from; or, if it is a "
+                            f"class, write it otherwise (e.g. 'N.A.' for 'NA')")
+    given = labels.notna().to_numpy()
+    if labels.dtype.kind not in "fiu" or (labels[given] != np.floor(labels[given])).any():
+        return labels  # text already, or continuous values (an error, as numbers, in encode_labels)
+    per_number = pd.Series(written[given].to_numpy()).groupby(labels[given].to_numpy()).unique()
+    merged = [sorted(t) for t in per_number if len(t) > 1]
+    if not merged:
+        return labels
+    shown = "; ".join(", ".join(map(repr, t)) for t in merged[:3])
+    warnings.warn(f"{where}: labels written differently that read as one number ({shown}) are "
+                  f"read as text, different classes; if they are one class, write them alike",
+                  DENInputWarning, stacklevel=3)
+    return pd.Series(np.where(given, written.to_numpy(), None), index=labels.index, dtype=object,
+                     name=labels.name)
 
 
 def _drop_trailing_blank_columns(frame: pd.DataFrame, keep: set) -> pd.DataFrame:
