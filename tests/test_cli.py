@@ -328,11 +328,12 @@ def test_query_columns_other_than_the_features_are_ignored_and_a_missing_one_is_
     plain = tmp_path / "plain.csv"
     assert main(_predict_args(model, support, query, plain)) == 0
     with_id = tmp_path / "with_id.csv"
-    frame.assign(id=np.arange(len(frame)) + 1000)[["id", "b", "a"]].to_csv(with_id, index=False)
+    ids = [f"{i:05d}" for i in range(len(frame))]  # copied as written: 00017, not 17
+    frame.assign(id=ids)[["id", "b", "a"]].to_csv(with_id, index=False)
     out = tmp_path / "pred.csv"
     assert main(_predict_args(model, support, with_id, out) + ["--keep-query-columns"]) == 0
-    written = pd.read_csv(out)
-    assert list(written.columns[:3]) == ["id", "b", "a"] and (written["id"] == frame.index + 1000).all()
+    written = pd.read_csv(out, dtype={"id": str})
+    assert list(written.columns[:3]) == ["id", "b", "a"] and written["id"].tolist() == ids
     np.testing.assert_allclose(written[["proba_no", "proba_yes"]],
                                pd.read_csv(plain)[["proba_no", "proba_yes"]], atol=1e-6)
     lacking = tmp_path / "lacking.csv"
@@ -668,6 +669,27 @@ def test_a_stray_question_mark_and_text_dates_in_the_support_keep_the_query_read
         preds[name] = pd.read_csv(out)
     pd.testing.assert_frame_equal(preds["marked"], preds["blank"])
     assert preds["blank"][["proba_no", "proba_yes"]].std().min() > 0.01  # the dates and amounts count
+
+
+def test_a_query_of_another_separator_or_one_column_reads_its_numbers_as_written(tmp_path):
+    """A ';' support with decimal commas (5,666) and a ',' query with decimal points (5.648):
+    the query's numbers are its own, not thousands groups in the support's format (5648). A
+    one-column ';' query (no separator to show) is read with its support's, its 0,648 a
+    decimal comma (split on the comma, it was 0)."""
+    from den.data.encoding import read_table
+
+    (tmp_path / "support.csv").write_text("age;score;dose;label\n47;5,666;1,5;yes\n31;1,25;2;no\n"
+                                          "52;4,5;0,25;yes\n")
+    (tmp_path / "query.csv").write_text('age,score,dose\n69,5.648,"1,5"\n34,4.803,"2,25"\n')
+    support = read_table(tmp_path / "support.csv", "support", target="label")
+    assert support["score"].tolist() == [5.666, 1.25, 4.5]
+    query = read_table(tmp_path / "query.csv", "query", like=support)
+    assert query["score"].tolist() == [5.648, 4.803]
+    assert query["dose"].tolist() == [1.5, 2.25]  # quoted text, in the support's format
+    (tmp_path / "one.csv").write_text("score;label\n0,666;yes\n1,524;no\n")
+    (tmp_path / "one_query.csv").write_text("score\n0,648\n-0,197\n")
+    one = read_table(tmp_path / "one.csv", "support", target="label")
+    assert read_table(tmp_path / "one_query.csv", "query", like=one)["score"].tolist() == [0.648, -0.197]
 
 
 def test_labels_are_the_texts_written_where_numbers_would_merge_them(tmp_path, model_and_tables, capsys):

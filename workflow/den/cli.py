@@ -130,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "columns, written atomically (nothing is written on error); '-' writes "
                         "to standard output")
     p.add_argument("--keep-query-columns", action="store_true",
-                   help="copy the query's columns into the output before the predictions")
+                   help="copy the query's columns into the output before the predictions, as the "
+                        "query file writes them (an id 007 stays 007)")
     p.add_argument("--chunk-rows", type=int, metavar="N",
                    help="query rows scored at once; bounds memory for huge query files "
                         "(default: chosen from the number of features)")
@@ -261,7 +262,10 @@ def _predict(args) -> None:
         check_output_path(args.out, "--out")
     support = read_table(args.support, "support", target=args.target)
     features, labels = split_target(support, args.target, f"support file {args.support!r}")
-    query = read_table(args.query, "query", like=support)  # the support's number formats
+    # the support's number formats; columns copied to the output as the file writes them (an id 007)
+    query = read_table(args.query, "query", like=support, written=args.keep_query_columns)
+    if args.keep_query_columns:
+        query, query_written = query
     missing = [c for c in features.columns if c not in query.columns]
     if missing:
         raise DENInputError(f"query file {args.query!r} lacks the support's feature column(s) "
@@ -291,7 +295,7 @@ def _predict(args) -> None:
             raise DENInputError(f"query file {args.query!r} has the column(s) {clash}, which the "
                                 f"output adds; rename them in the query file, or leave out "
                                 f"--keep-query-columns")
-        out = pd.concat([query.reset_index(drop=True), out], axis=1)
+        out = pd.concat([query_written.reset_index(drop=True), out], axis=1)
     if to_stdout:
         out.to_csv(sys.stdout, index=False)
     else:

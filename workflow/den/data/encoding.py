@@ -603,10 +603,12 @@ _GROUPED_DECIMAL_POINT = re.compile(_WHOLE_GROUPED_BY.format(mark=",") + r"(?:\.
 # A column's number format (``read_table``): (its pattern, thousands mark, decimal mark).
 NUMBER_FORMATS = {"decimal_comma": (_GROUPED_DECIMAL_COMMA, ".", ","),
                   "grouped_point": (_GROUPED_DECIMAL_POINT, ",", ".")}
+# The separator of the files that write each number format (``_own_formats``).
+_FORMAT_SEPARATOR = {"decimal_comma": ";", "grouped_point": ","}
 
 
 def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
-               target: str | None = None) -> pd.DataFrame:
+               target: str | None = None, written: bool = False):
     """Read a CSV file, with an error that names the file when it cannot be read.
 
     The file is read once, so a pipe works (``<(command)``), and may be gzip-, zip-, xz- or
@@ -618,7 +620,9 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
     (a byte-order mark is skipped), else Windows-1252, else Latin-1, which reads any byte. A
     column name that occurs twice is an error (pandas would rename the second "name.1", and a
     message would name a column the user never wrote). ``target``: the label column, whose
-    labels are checked against their text as written (``_label_texts``).
+    labels are checked against their text as written (``_label_texts``). ``written``: return
+    (table, the same columns as the file writes them, every cell text and an empty cell ""),
+    e.g. to copy an id column 00017 unchanged.
     """
     import io
 
@@ -627,7 +631,8 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
         with open(path, "rb") as handle:
             data = _decompress(handle.read(), str(path))
         head = data[:_HEAD_BYTES].decode("utf-8-sig", errors="ignore")
-        sep = _separator(head)
+        # a one-column query shows no separator of its own: it is its support's (0,5 in a ';' file)
+        sep = _separator(head, "," if like is None else like.attrs.get("separator", ","))
         # data lines ending in the separator under a header that does not: pandas would take
         # the first column for row names and shift every other one left
         index_col = False if _trailing_separator(_records(head, sep, 50)) else None
@@ -649,9 +654,12 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
                            index_col=index_col, **options)
 
     frame = _number_formats(frame, reread, sep, where, like)
+    frame.attrs["separator"] = sep
     if target is not None and target in frame.columns:
         frame[target] = _label_texts(frame[target], reread([target], keep_default_na=False)[target],
                                      f"{where} column {target!r}")
+    if written:
+        return frame, reread(None, keep_default_na=False)[list(frame.columns)]
     return frame
 
 
@@ -737,7 +745,9 @@ def _number_formats(frame: pd.DataFrame, reread, sep: str, where: str,
     is the same number in both tables; a column the support read as plain numbers takes the
     query's own format only where that reads the support's numbers alike: thousands grouped by
     commas in a ',' file (1.5 reads 1.5 either way), or any format where the support column
-    holds whole numbers only.
+    holds whole numbers only. A query of the other separator keeps the support's format only
+    where it fits: a ',' query's numbers have decimal points (the support's decimal commas read
+    only its quoted text, "5,666"), and a ';' query takes its own formats.
     """
     if sep not in (";", ","):
         frame.attrs["number_formats"] = {}
@@ -746,9 +756,13 @@ def _number_formats(frame: pd.DataFrame, reread, sep: str, where: str,
         decided = _own_formats(frame, reread, sep, where)
     else:
         given = like.attrs.get("number_formats", {})
-        decided = {column: fmt for column, fmt in given.items() if column in frame.columns}
+        # a ',' query was written with decimal points: the support's decimal commas apply only to
+        # its quoted text ("5,666"), not to numbers pandas read (5.648 is no thousands group)
+        decided = {column: fmt for column, fmt in given.items() if column in frame.columns and
+                   (_FORMAT_SEPARATOR[fmt] == sep or
+                    (sep == "," and not pd.api.types.is_numeric_dtype(frame[column])))}
         for column, fmt in _own_formats(frame, reread, sep, where, infer=False).items():
-            if column in given:
+            if column in decided:
                 continue
             if column not in like.columns or sep == "," or pd.api.types.is_integer_dtype(like[column]):
                 decided[column] = fmt
@@ -854,13 +868,13 @@ def _trailing_separator(records: list[list[str]]) -> bool:
                                     for row in records[1:])
 
 
-def _separator(head: str) -> str:
+def _separator(head: str, alone: str = ",") -> str:
     """The separator of the CSV file that begins with ``head``: of ``_SEPARATORS``, the one that
     splits the header into the most fields, where the first data rows (if any) have as many;
     between two that split them alike, the one that leaves fewer cells holding another
     separator (a decimal comma, 12,5, not counted): "Preis (EUR, netto);Menge" over "12,5;3" is
-    a ';' file. A comma where none splits the header."""
-    best, score = ",", (1, 0)
+    a ';' file. ``alone`` where none splits the header (a file of one column)."""
+    best, score = alone, (1, 0)
     for sep in _SEPARATORS:
         records = _records(head, sep, 6)
         if not records or (any(len(row) != len(records[0]) for row in records[1:])
