@@ -2,6 +2,7 @@
 
 import json
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -9,6 +10,7 @@ import pytest
 
 from den.cli import build_parser, main
 from den.data.synthetic import make_tasks
+from den.errors import DENInputWarning
 
 
 def test_pretrain_then_predict(tmp_path, csv_tasks, capsys):
@@ -690,6 +692,39 @@ def test_a_query_of_another_separator_or_one_column_reads_its_numbers_as_written
     (tmp_path / "one_query.csv").write_text("score\n0,648\n-0,197\n")
     one = read_table(tmp_path / "one.csv", "support", target="label")
     assert read_table(tmp_path / "one_query.csv", "query", like=one)["score"].tolist() == [0.648, -0.197]
+
+
+def test_tab_files_with_decimal_commas_and_numbers_written_as_text_are_read_or_named(tmp_path):
+    """A tab file as Excel exports it in a decimal-comma locale reads its numbers (they were
+    categories, every query value unseen); 1,234 alone could group thousands and stays text.
+    Numbers written with a unit or grouping that no reading makes numbers ("3,816" quoted in a
+    ',' file, "10%") are categories, said at the fit; a ';' column mixing 2.816 and 528 says
+    that its point may group thousands."""
+    from den.data.encoding import TabularEncoder, read_table
+
+    (tmp_path / "s.tsv").write_text("income\tscore\tcount\tlabel\n2816,12\t0,666\t1,234\tyes\n"
+                                    "6176,5\t-1,5\t2,345\tno\n")
+    (tmp_path / "q.tsv").write_text("income\tscore\tcount\n2851,2\t0,648\t3,456\n")
+    support = read_table(tmp_path / "s.tsv", "support", target="label")
+    assert support["income"].tolist() == [2816.12, 6176.5] and support["score"].tolist() == [0.666, -1.5]
+    assert support["count"].tolist() == ["1,234", "2,345"]
+    query = read_table(tmp_path / "q.tsv", "query", like=support)
+    assert query["income"].tolist() == [2851.2] and query["score"].tolist() == [0.648]
+    (tmp_path / "grouped.tsv").write_text("income\tlabel\n\"1,234.5\"\tyes\n12,345,678\tno\n")
+    assert read_table(tmp_path / "grouped.tsv", target="label")["income"].tolist() == [1234.5, 12345678]
+    for values in (["3,816", "1,527", "12,004"], ["10%", "9%", "100%"], ["€1,234", "€980", "€15"]):
+        with pytest.warns(DENInputWarning, match=r"column 'x': its values are numbers written with a unit or "
+                                                 r"grouping .* read as 3 categories, without their order"):
+            TabularEncoder().fit(pd.DataFrame({"x": values}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        TabularEncoder().fit(pd.DataFrame({"x": ["red", "blue", "10%"]}))  # categories that are words
+    (tmp_path / "de.csv").write_text("income;label\n2.816;yes\n528;no\n1.523;yes\n")
+    with pytest.warns(DENInputWarning, match=r"column 'income': '2.816' is read as 2.816 beside "
+                                             r"whole numbers such as '528'; if its point groups "
+                                             r"thousands \(2816\)"):
+        german = read_table(tmp_path / "de.csv", "support", target="label")
+    assert german["income"].tolist() == [2.816, 528, 1.523]
 
 
 def test_labels_are_the_texts_written_where_numbers_would_merge_them(tmp_path, model_and_tables, capsys):

@@ -43,6 +43,12 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 # write "?"), compared stripped and in lower case.
 MISSING_MARKERS = frozenset({"", "?", "-", "--", ".", "na", "n/a", "nan", "null", "none", "missing"})
 
+# A number written with a currency, a percent sign or grouped digits that no reading of the
+# file turned into a number ("3,816" in a ',' file, "10%", "€1,234", "1 234,5"): such a column
+# is categories, which ``TabularEncoder.fit`` says.
+_WRITTEN_NUMBER = re.compile(r"(?:[€$£¥]\s*)?[+-]?(?:\d{1,3}(?:[ ,.'\u00a0\u202f]\d{3})+(?:[.,]\d+)?"
+                             r"|\d+(?:[.,]\d+)?)\s*(?:%|[€$£¥])?")
+
 # Labels that mean "no label" (UCI files write "?"), beside empty cells, NaN and None; a class
 # named "-" or "none" stays a class ("+"/"-" labels are common).
 MISSING_LABELS = frozenset({"?", ""})
@@ -306,6 +312,13 @@ class TabularEncoder:
             if all(isinstance(v, (bool, np.bool_)) for v in values):
                 continue
             self.categories[name] = sorted(values, key=_category_key)
+            if all(isinstance(v, str) and _WRITTEN_NUMBER.fullmatch(v.strip()) for v in values):
+                examples = _listed(sorted(values, key=str)[:3])
+                warnings.warn(f"{what} column {name!r}: its values are numbers written with a unit "
+                              f"or grouping ({examples}), read as {len(values)} categories, without "
+                              f"their order; to use the numbers, write them plain (3816, not 3,816 or "
+                              f"$3,816; 10, not 10%)",
+                              DENInputWarning, stacklevel=3)
         return self
 
     def transform(self, x, what: str = "query features") -> np.ndarray:
@@ -749,17 +762,15 @@ def _number_formats(frame: pd.DataFrame, reread, sep: str, where: str,
     where it fits: a ',' query's numbers have decimal points (the support's decimal commas read
     only its quoted text, "5,666"), and a ';' query takes its own formats.
     """
-    if sep not in (";", ","):
-        frame.attrs["number_formats"] = {}
-        return frame
     if like is None:
         decided = _own_formats(frame, reread, sep, where)
     else:
         given = like.attrs.get("number_formats", {})
         # a ',' query was written with decimal points: the support's decimal commas apply only to
         # its quoted text ("5,666"), not to numbers pandas read (5.648 is no thousands group)
+        same_writer = like.attrs.get("separator") == sep
         decided = {column: fmt for column, fmt in given.items() if column in frame.columns and
-                   (_FORMAT_SEPARATOR[fmt] == sep or
+                   (same_writer or _FORMAT_SEPARATOR[fmt] == sep or
                     (sep == "," and not pd.api.types.is_numeric_dtype(frame[column])))}
         for column, fmt in _own_formats(frame, reread, sep, where, infer=False).items():
             if column in decided:
@@ -782,12 +793,16 @@ def _own_formats(frame: pd.DataFrame, reread, sep: str, where: str, infer: bool 
       points (1.234,50; 1.234.567), at least one of them, is "decimal_comma"; with ``infer``,
       so is a column pandas read as numbers whose points all group thousands (2.500, 800) where
       another column has decimal commas (a point there is no decimal mark), with a warning
-      naming it;
+      naming it; where no column has them, such a column mixing 2.500 and 800 stays as pandas
+      read it (2.5), with a warning that its points may group thousands;
     - a ',' file: a text column of numbers with thousands grouped by commas and a decimal point
       (1,234.50) or two or more groups (1,234,567), quoted, is "grouped_point" (1,234 alone is
-      left as text: a decimal comma would read so too).
+      left as text: a decimal comma would read so too);
+    - a tab or '|' file, where either convention may write numbers: "decimal_comma" where a
+      cell can only be a decimal comma (2816,12; 0,666; 1.234,5), "grouped_point" where one can
+      only group thousands by commas (1,234.5; 1,234,567); 1,234 alone is left as text.
     """
-    name = "decimal_comma" if sep == ";" else "grouped_point"
+    names = {";": ("decimal_comma",), ",": ("grouped_point",)}.get(sep, ("decimal_comma", "grouped_point"))
     decided = {}
     for column in frame.columns:
         if _is_numeric(frame[column]) or pd.api.types.is_bool_dtype(frame[column]):
@@ -796,28 +811,47 @@ def _own_formats(frame: pd.DataFrame, reread, sep: str, where: str, infer: bool 
                 (sep == "," or not frame[column].dropna().astype(str).str.contains(".", regex=False).any()):
             continue  # no cell could show the format: an ordinary text column, at vectorised cost
         texts = _number_texts(frame[column])[1]
-        if not len(texts) or not texts.str.fullmatch(NUMBER_FORMATS[name][0]).all():
-            continue
-        if sep == ";" and (texts.str.contains(",", regex=False) | (texts.str.count(r"\.") > 1)).any():
-            decided[column] = name
-        elif sep == "," and ((texts.str.contains(",", regex=False) & texts.str.contains(".", regex=False))
-                             | (texts.str.count(",") > 1)).any():
-            decided[column] = name
-    if infer and sep == ";" and decided:  # points grouping thousands beside decimal commas elsewhere
+        for name in names if len(texts) else ():
+            if texts.str.fullmatch(NUMBER_FORMATS[name][0]).all() and _shows_format(texts, name, sep):
+                decided[column] = name
+                break
+    if infer and sep == ";":
         floats = [c for c in frame.columns if c not in decided and pd.api.types.is_float_dtype(frame[c])]
         raw = reread(usecols=floats) if floats else {}
         for column in floats:
             texts = _number_texts(raw[column])[1]
             grouped = texts.str.contains(".", regex=False)
-            if grouped.any() and texts.str.fullmatch(_GROUPED_THOUSANDS).all():
-                decided[column] = name
-                example = texts[grouped].iloc[0]
+            if not grouped.any() or not texts.str.fullmatch(_GROUPED_THOUSANDS).all():
+                continue
+            example = texts[grouped].iloc[0]
+            if decided:  # points grouping thousands beside decimal commas elsewhere
+                decided[column] = "decimal_comma"
                 warnings.warn(f"{where} column {column!r}: {example!r} is read as "
                               f"{float(example.replace('.', '')):g}, its point a thousands separator, "
                               f"as other columns write decimal commas; if it is a decimal point, "
                               f"write the number with a comma ({example.replace('.', ',')})",
                               DENInputWarning, stacklevel=5)
+            elif not grouped.all():  # 2.816 beside 528: a ';' file's point may group thousands
+                whole = texts[~grouped].iloc[0]
+                warnings.warn(f"{where} column {column!r}: {example!r} is read as {float(example):g} "
+                              f"beside whole numbers such as {whole!r}; if its point groups thousands "
+                              f"({example.replace('.', '')}), as in a ';' file it may, write the "
+                              f"numbers without it", DENInputWarning, stacklevel=5)
     return decided
+
+
+def _shows_format(texts: pd.Series, name: str, sep: str) -> bool:
+    """Whether number texts that match format ``name``'s pattern show that format, in a file of
+    separator ``sep`` (``_own_formats``): a cell the plain reading would not read so."""
+    comma, points = texts.str.contains(",", regex=False), texts.str.count(r"\.")
+    if name == "grouped_point":
+        return bool(((comma & (points > 0)) | (texts.str.count(",") > 1)).any())
+    if sep == ";":
+        return bool((comma | (points > 1)).any())
+    # a tab or '|' file: 1,234 could group thousands; 12,5, 0,666, 2816,125 and 1.234,5 cannot
+    decimal = texts.str.contains(r"(?:,\d{1,2}|,\d{4,})$") | texts.str.match(r"[+-]?0,") | \
+        (comma & (points > 0)) | (points > 1)
+    return bool(decimal.any())
 
 
 def _decompress(data: bytes, name: str) -> bytes:
