@@ -601,8 +601,9 @@ def test_pretrain_setting_errors_name_the_options(tmp_path, csv_tasks, capsys):
 
 
 def test_semicolon_tab_and_latin1_files_read_as_comma_separated_utf8(tmp_path, model_and_tables):
-    """Excel in a decimal-comma locale writes "a;b" and 1,5; other tools write tabs or
-    Latin-1: the same table in any of these forms gives the same predictions."""
+    """Excel in a decimal-comma locale writes "a;b" and 1,5 (or tabs and 1,5); other tools
+    write tabs, Latin-1, UTF-16 or decomposed accents, or append lines of another encoding:
+    the same table in any of these forms gives the same predictions."""
     model, _, _ = model_and_tables
     rng = np.random.default_rng(5)
     frame = pd.DataFrame({"a": rng.normal(size=60).round(3), "city": rng.choice(["Zürich", "Paris"], 60)})
@@ -613,7 +614,17 @@ def test_semicolon_tab_and_latin1_files_read_as_comma_separated_utf8(tmp_path, m
     for name, form in forms.items():
         frame.to_csv(tmp_path / f"{name}.csv", index=False, **form)
     (tmp_path / "semicolon.csv").write_text(frame.to_csv(index=False, sep=";").replace(".", ","))
-    for name in [*forms, "semicolon"]:
+    (tmp_path / "tab_comma.csv").write_text(frame.to_csv(index=False, sep="\t").replace(".", ","))
+    # Excel's "Unicode text"; accents as macOS writes them (e + a combining mark); a UTF-8 export
+    # with a byte-order mark and Windows-1252 lines appended
+    frame.to_csv(tmp_path / "utf16.csv", index=False, sep="\t", encoding="utf-16")
+    import unicodedata
+
+    (tmp_path / "nfd.csv").write_text(unicodedata.normalize("NFD", frame.to_csv(index=False)))
+    lines = frame.to_csv(index=False).splitlines(keepends=True)
+    (tmp_path / "mixed.csv").write_bytes("".join(lines[:30]).encode("utf-8-sig")
+                                         + "".join(lines[30:]).encode("cp1252"))
+    for name in [*forms, "semicolon", "tab_comma", "utf16", "nfd", "mixed"]:
         outs[name] = tmp_path / f"{name}_pred.csv"
         assert main(_predict_args(model, tmp_path / f"{name}.csv", tmp_path / f"{name}.csv", outs[name])
                     + ["--preset", "fast"]) == 0
@@ -893,6 +904,16 @@ def test_read_table_reads_a_pipe_once_and_finds_the_separator_by_fields(tmp_path
     with pytest.raises(DENInputError, match="broken.csv.gz' is not a readable CSV file: it looks "
                                             "gzip-compressed but cannot be decompressed"):
         read_table(tmp_path / "broken.csv.gz")
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "book.xlsx", "w") as book:  # an .xlsx file's outline
+        for part in ("[Content_Types].xml", "xl/workbook.xml", "xl/worksheets/sheet1.xml"):
+            book.writestr(part, "<xml/>")
+    (tmp_path / "book.xls").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504))
+    for name in ("book.xlsx", "book.xls"):
+        with pytest.raises(DENInputError, match=rf"{name}' is not a readable CSV file: it is an Excel "
+                                                r"workbook.*save the sheet as CSV"):
+            read_table(tmp_path / name)
 
 
 def test_read_table_reads_numbers_with_thousands_grouped_and_drops_a_trailing_separator(tmp_path):

@@ -26,6 +26,7 @@ error (DEN needs dense input).
 
 from __future__ import annotations
 
+import codecs
 import datetime
 import re
 import warnings
@@ -629,8 +630,11 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
     ";", a column of numbers with decimal commas (12,5) is read as numbers, and so are numbers
     with thousands grouped (``_number_formats``); lines ending in the separator add no column.
     ``like``: the support table this file is the query of; its columns' number formats and its
-    blank columns are read alike here. The text is UTF-8
-    (a byte-order mark is skipped), else Windows-1252, else Latin-1, which reads any byte. A
+    blank columns are read alike here. The text is UTF-8 (a byte-order mark is skipped), each
+    byte that is not read as Windows-1252, else Latin-1, which reads any byte: so a file
+    of one encoding reads whole, and one that mixes UTF-8 and Windows-1252 lines (appended
+    exports) reads each line right; UTF-16 with its byte-order mark (Excel's "Unicode text")
+    is read too. A
     column name that occurs twice is an error (pandas would rename the second "name.1", and a
     message would name a column the user never wrote). ``target``: the label column, whose
     labels are checked against their text as written (``_label_texts``). ``written``: return
@@ -643,28 +647,28 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
     try:
         with open(path, "rb") as handle:
             data = _decompress(handle.read(), str(path))
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 (Excel's "Unicode text")
+            data = data.decode("utf-16").encode("utf-8")
         head = data[:_HEAD_BYTES].decode("utf-8-sig", errors="ignore")
         # a one-column query shows no separator of its own: it is its support's (0,5 in a ';' file)
         sep = _separator(head, "," if like is None else like.attrs.get("separator", ","))
         # data lines ending in the separator under a header that does not: pandas would take
         # the first column for row names and shift every other one left
         index_col = False if _trailing_separator(_records(head, sep, 50)) else None
-        for encoding in ("utf-8-sig", "cp1252", "latin-1"):
-            try:
-                frame = pd.read_csv(io.BytesIO(data), sep=sep, encoding=encoding, index_col=index_col)
-                break
-            except UnicodeDecodeError:
-                continue
+        frame = pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig", encoding_errors=_LEGACY_BYTES,
+                            index_col=index_col)
     except FileNotFoundError as err:
         raise DENInputError(f"{where} does not exist") from err
     except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError, EOFError, ValueError) as err:
         raise DENInputError(f"{where} is not a readable CSV file: {err}") from err
-    header = _records(data[:_HEAD_BYTES].decode(encoding, errors="replace"), sep, 1)
+    if not data.isascii():  # accents composed one way (macOS writes e + combining accent)
+        frame = _composed(frame)
+    header = _records(data[:_HEAD_BYTES].decode("utf-8-sig", errors=_LEGACY_BYTES), sep, 1)
     _check_unique([name for name in (header[0] if header else []) if name], where)  # blanks: "Unnamed: j"
     frame = _drop_trailing_blank_columns(frame, set() if like is None else set(like.columns))
     def reread(usecols, **options):  # columns of this file as text
-        return pd.read_csv(io.BytesIO(data), sep=sep, encoding=encoding, dtype=str, usecols=usecols,
-                           index_col=index_col, **options)
+        return pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig", encoding_errors=_LEGACY_BYTES,
+                           dtype=str, usecols=usecols, index_col=index_col, **options)
 
     frame = _number_formats(frame, reread, sep, where, like)
     frame.attrs["separator"] = sep
@@ -854,6 +858,35 @@ def _shows_format(texts: pd.Series, name: str, sep: str) -> bool:
     return bool(decimal.any())
 
 
+def _composed(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its column names and text cells in Unicode's composed form (NFC): "café"
+    written as "cafe" and a combining accent (as macOS exports it) is the support's "café",
+    not an unseen category, and a header "Größe" so written names the same column."""
+    import unicodedata
+
+    def nfc(value):
+        return unicodedata.normalize("NFC", value) if isinstance(value, str) else value
+
+    frame = frame.rename(columns=nfc)
+    for column in frame.columns:
+        if not pd.api.types.is_numeric_dtype(frame[column]) and not pd.api.types.is_bool_dtype(frame[column]):
+            frame[column] = frame[column].map(nfc, na_action="ignore")
+    return frame
+
+
+def _legacy_bytes(error: UnicodeDecodeError) -> tuple[str, int]:
+    """Decoding error handler: bytes that are not UTF-8 read as Windows-1252, else Latin-1."""
+    chunk = error.object[error.start:error.end]
+    try:
+        return chunk.decode("cp1252"), error.end
+    except UnicodeDecodeError:
+        return chunk.decode("latin-1"), error.end
+
+
+_LEGACY_BYTES = "den-legacy-bytes"  # ``read_table``'s handler of bytes that are not UTF-8
+codecs.register_error(_LEGACY_BYTES, _legacy_bytes)
+
+
 def _decompress(data: bytes, name: str) -> bytes:
     """``data`` uncompressed where its first bytes say it is compressed (bzip2 only with a
     .bz2 name: "BZh" may begin a header); a zip file must hold one file."""
@@ -864,6 +897,9 @@ def _decompress(data: bytes, name: str) -> bytes:
     import zipfile
     import zlib
 
+    if data.startswith(b"\xd0\xcf\x11\xe0"):  # an OLE2 compound file: Excel 97-2003 (.xls)
+        raise ValueError("it is an Excel workbook (.xls), not a CSV file; save the sheet as CSV "
+                         "(File > Save As > CSV UTF-8)")
     method = next((m for magic, m in _MAGIC.items() if data.startswith(magic)), None)
     try:
         if method == "gzip":
@@ -875,6 +911,9 @@ def _decompress(data: bytes, name: str) -> bytes:
         if method == "zip":
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
                 names = archive.namelist()
+                if "[Content_Types].xml" in names:  # an Office document
+                    raise ValueError("it is an Excel workbook (or another Office document), not a CSV "
+                                     "file; save the sheet as CSV (File > Save As > CSV UTF-8)")
                 if len(names) != 1:
                     raise ValueError(f"a zip file must hold one CSV file, this one holds {len(names)}")
                 return archive.read(names[0])
