@@ -269,6 +269,11 @@ def test_model_and_support_errors_say_what_is_wrong(tmp_path, model_and_tables, 
     empty.write_text("a,b,label\n")
     assert main(_predict_args(model, empty, query, out)) == 2
     assert "the support set has no rows" in capsys.readouterr().err
+    spaced = tmp_path / "spaced.csv"
+    pd.read_csv(support).rename(columns={"label": " Label "}).to_csv(spaced, index=False)
+    assert main(_predict_args(model, spaced, query, out)) == 2
+    assert (f"support file {str(spaced)!r} has no column 'label'; did you mean ' Label ' (written so in "
+            f"the file)?; its columns are ['a', 'b', ' Label ']") in capsys.readouterr().err
     assert main(_predict_args(tmp_path, support, query, out)) == 2
     assert "is a directory, not a model file" in capsys.readouterr().err
     assert main(["info", str(tmp_path)]) == 2

@@ -963,9 +963,12 @@ def _separator(head: str, alone: str = ",") -> str:
 
 
 def split_target(frame: pd.DataFrame, target: str, where: str) -> tuple[pd.DataFrame, pd.Series]:
-    """(features, labels) of a table with a ``target`` column; the error lists the columns."""
+    """(features, labels) of a table with a ``target`` column; the error lists the columns, and
+    names the one meant where a column differs from ``target`` only in case or spaces."""
     if target not in frame.columns:
-        raise DENInputError(f"{where} has no column {target!r}; its columns are "
+        alike = [str(c) for c in frame.columns if str(c).strip().lower() == str(target).strip().lower()]
+        meant = f"; did you mean {alike[0]!r} (written so in the file)?" if len(alike) == 1 else ""
+        raise DENInputError(f"{where} has no column {target!r}{meant}; its columns are "
                             f"{[str(c) for c in frame.columns]}")
     return frame.drop(columns=[target]), frame[target]
 
