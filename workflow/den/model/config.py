@@ -31,7 +31,8 @@ class ModelConfig:
         phi_units: hidden layers of phi (ReLU), then a linear layer of the last width;
             that linear layer commutes with mean pooling and is applied after it.
         psi_units: hidden layers of psi (ReLU) followed by one logit (binary head only).
-        max_classes: most classes a multiclass model predicts (rows of v).
+        max_classes: most classes a multiclass model predicts (rows of v); a binary-head
+            model ignores it and predicts any number of classes, one against the rest.
         label_dim: m, size of the label encoding v(y) (multiclass).
         local_bandwidths: bandwidths (on the calibrated [0, 1] scale) of the local
             embedding, binary head only: for each query row and tuple, the support set's
