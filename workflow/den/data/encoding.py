@@ -868,9 +868,9 @@ def _composed(frame: pd.DataFrame) -> pd.DataFrame:
         return unicodedata.normalize("NFC", value) if isinstance(value, str) else value
 
     frame = frame.rename(columns=nfc)
-    for column in frame.columns:
-        if not pd.api.types.is_numeric_dtype(frame[column]) and not pd.api.types.is_bool_dtype(frame[column]):
-            frame[column] = frame[column].map(nfc, na_action="ignore")
+    for column in frame.columns:  # a CSV file's text columns hold strings and NaN alone
+        if pd.api.types.is_object_dtype(frame[column]) or pd.api.types.is_string_dtype(frame[column]):
+            frame[column] = frame[column].str.normalize("NFC")
     return frame
 
 
