@@ -621,6 +621,35 @@ def test_numbers_written_as_text_in_a_category_column_sort_by_value_and_match_nu
     np.testing.assert_array_equal(encoder.transform(query)[:, 0], [3, 1, 0, 5])
 
 
+def test_pyarrow_text_periods_and_mixed_numbers_encode_as_their_plain_forms():
+    """A frame as read_csv(dtype_backend="pyarrow") gives it encodes as the plain frame (its
+    text columns were refused as 'non-numeric value in a numeric column'); periods are the
+    days of their start, a missing one missing (it was -9.2e18); a category column of real
+    numbers and words sorts the numbers by value, as the same column read as text does."""
+    import io
+
+    from den.data.encoding import TabularEncoder
+
+    pa = pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(0)
+    plain = pd.DataFrame({"a": rng.normal(size=20), "colour": rng.choice(["red", "blue"], 20),
+                          "day": pd.date_range("2020-01-01", periods=20).astype(str)})
+    arrow = pd.read_csv(io.StringIO(plain.to_csv(index=False)), dtype_backend="pyarrow")
+    arrow["code"] = arrow["colour"].astype(pd.ArrowDtype(pa.dictionary(pa.int32(), pa.string())))
+    expected = TabularEncoder().fit_transform(plain.assign(code=plain["colour"]))
+    np.testing.assert_array_equal(TabularEncoder().fit_transform(arrow), expected)
+    months = pd.Series(pd.period_range("2020-01", periods=6, freq="M"))
+    months[1] = pd.NaT
+    encoded = TabularEncoder().fit_transform(pd.DataFrame({"month": months}))[:, 0]
+    starts = (months.dt.to_timestamp() - pd.Timestamp(0)) / pd.Timedelta(days=1)
+    np.testing.assert_array_equal(encoded, starts.to_numpy(dtype=float, na_value=np.nan))
+    assert np.isnan(encoded[1]) and encoded[0] == 18262  # 2020-01-01
+    mixed = pd.Series([1, 2, 10, "a"] * 3, dtype=object)
+    assert TabularEncoder().fit(pd.DataFrame({"m": mixed})).categories["m"] == [1, 2, 10, "a"]
+    np.testing.assert_array_equal(TabularEncoder().fit_transform(pd.DataFrame({"m": mixed})),
+                                  TabularEncoder().fit_transform(pd.DataFrame({"m": mixed.astype(str)})))
+
+
 def test_text_among_numbers_is_missing_with_a_warning_and_bounds_are_numbers():
     """A lab value with a detection limit ("<0.5") and a word among 20 numbers stays a numeric
     column: the bound is its number, the word missing, with a warning that names the column and

@@ -106,10 +106,8 @@ def _as_frame(x, what: str) -> pd.DataFrame:
     if scipy.sparse.issparse(x):
         raise DENInputError(f"{what} is a scipy.sparse {type(x).__name__}; DEN needs dense input: "
                             f"pass x.toarray() (or a pandas DataFrame)")
-    if isinstance(x, pd.DataFrame):
-        return x
-    if isinstance(x, pd.Series):
-        return x.to_frame()
+    if isinstance(x, (pd.DataFrame, pd.Series)):
+        return _plain_columns(x.to_frame() if isinstance(x, pd.Series) else x)
     arr = np.asarray(x)
     if arr.ndim == 1:
         raise DENInputError(f"{what} must be 2-d (rows x features), got a 1-d array of "
@@ -118,6 +116,36 @@ def _as_frame(x, what: str) -> pd.DataFrame:
     if arr.ndim != 2:
         raise DENInputError(f"{what} must be 2-d (rows x features), got shape {arr.shape}")
     return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+
+
+def _plain_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the columns that pandas' numeric and date checks misread in kinds they
+    know: pyarrow text (``read_csv(dtype_backend="pyarrow")``, whose failed number reading is
+    NaN rather than missing, so that every word looked like a number) as pandas strings, and
+    periods (whose missing value is the integer -2**63) as the timestamps they start at."""
+    plain = {}
+    for j in range(frame.shape[1]):
+        column, dtype = frame.iloc[:, j], frame.dtypes.iloc[j]
+        if isinstance(dtype, pd.PeriodDtype):
+            plain[j] = column.dt.to_timestamp()
+        elif isinstance(dtype, pd.ArrowDtype) and _arrow_text(dtype.pyarrow_dtype):
+            plain[j] = column.astype("string")
+    if not plain:
+        return frame
+    frame = frame.copy()
+    for j, column in plain.items():
+        frame.isetitem(j, column)
+    return frame
+
+
+def _arrow_text(kind) -> bool:
+    """Whether pyarrow type ``kind`` holds text: strings, or a dictionary of strings."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    view = getattr(pa.types, "is_string_view", lambda kind: False)  # pyarrow >= 16
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind) or view(kind)
 
 
 def _is_numeric(col: pd.Series) -> bool:
@@ -472,9 +500,13 @@ def _number(v) -> float | None:
 
 
 def _category_key(v) -> tuple:
-    """Sort key of a category: by type, numbers written as text by their value ("2" before
-    "10"), other values by their text."""
+    """Sort key of a category: by type, numbers (and numbers written as text) by their value
+    (2 before 10, "2" before "10": the order of a column of 1, 2, 10 and "a" does not depend on
+    whether its numbers came as numbers or as a CSV file's text), other values by their text."""
     number = _number(v)
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) \
+            and np.isfinite(v):
+        number = float(v)
     return (str(type(v)), number is None, 0.0 if number is None else number, str(v))
 
 
