@@ -650,6 +650,23 @@ def test_pyarrow_text_periods_and_mixed_numbers_encode_as_their_plain_forms():
                                   TabularEncoder().fit_transform(pd.DataFrame({"m": mixed.astype(str)})))
 
 
+def test_records_a_dict_and_one_row_as_a_series_are_named_with_the_table_to_give(small_binary_model, table):
+    """A list of dicts, a dict of columns and one row given as a Series (frame.iloc[0]) are
+    named as such, with the DataFrame to give (numpy's advice to reshape did not help)."""
+    from den.errors import DENInputError
+
+    X, y = table
+    with pytest.raises(DENInputError, match=r"is a list of dicts \(records\); give a table: pd.DataFrame"):
+        DENClassifier(model=small_binary_model, preset="fast").fit(X.to_dict("records"), y)
+    with pytest.raises(DENInputError, match="is a dict of columns; give a table"):
+        DENClassifier(model=small_binary_model, preset="fast").fit(X.to_dict("list"), y)
+    fitted = DENClassifier(model=small_binary_model, preset="fast").fit(X, y)
+    with pytest.raises(DENInputError, match=r"Series whose index is the .* feature names: one row .*"
+                                            r"frame.iloc\[\[0\]\]"):
+        fitted.predict_proba(X.iloc[0])
+    np.testing.assert_array_equal(fitted.predict_proba(X.iloc[[0]]), fitted.predict_proba(X)[:1])
+
+
 def test_text_among_numbers_is_missing_with_a_warning_and_bounds_are_numbers():
     """A lab value with a detection limit ("<0.5") and a word among 20 numbers stays a numeric
     column: the bound is its number, the word missing, with a warning that names the column and

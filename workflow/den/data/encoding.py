@@ -108,6 +108,10 @@ def _as_frame(x, what: str) -> pd.DataFrame:
                             f"pass x.toarray() (or a pandas DataFrame)")
     if isinstance(x, (pd.DataFrame, pd.Series)):
         return _plain_columns(x.to_frame() if isinstance(x, pd.Series) else x)
+    if isinstance(x, dict) or (isinstance(x, (list, tuple)) and x and all(isinstance(r, dict) for r in x)):
+        kind = "a dict of columns" if isinstance(x, dict) else "a list of dicts (records)"
+        raise DENInputError(f"{what} is {kind}; give a table: pd.DataFrame(X) makes one, its columns "
+                            f"named by the keys")
     arr = np.asarray(x)
     if arr.ndim == 1:
         raise DENInputError(f"{what} must be 2-d (rows x features), got a 1-d array of "
@@ -359,6 +363,11 @@ class TabularEncoder:
         """
         if self.columns is None:
             raise RuntimeError("TabularEncoder.transform called before fit")
+        if isinstance(x, pd.Series) and len(self.columns) > 1 and \
+                [str(c) for c in x.index] == self.columns:  # frame.iloc[0]: one row, not a column
+            raise DENInputError(f"{what} is a pandas Series whose index is the {len(self.columns)} "
+                                f"feature names: one row (frame.iloc[0]); give it as a one-row "
+                                f"DataFrame, frame.iloc[[0]] (or series.to_frame().T)")
         frame = _as_frame(x, what)
         given = [str(c) for c in frame.columns]
         _check_unique(given, what)
