@@ -174,6 +174,22 @@ def test_a_wrong_key_fails_at_start_naming_it(tmp_path):
     assert "description" not in out  # one line, not Snakemake's dump of the schema and config
 
 
+def test_a_repeated_configfile_or_config_option_is_refused(tmp_path):
+    """Snakemake keeps only the last of a repeated --configfile (or --config): the first file
+    would be dropped silently. The workflow refuses it and gives the one-option form, which
+    works."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(TINY))
+    (tmp_path / "extra.yaml").write_text(yaml.safe_dump({"seed": 6}))
+    base, extra = str(tmp_path / "config" / "config.yaml"), str(tmp_path / "extra.yaml")
+    for args in (["--configfile", base, "--configfile", extra], ["--config", "seed=6", "--config", "seed=7"]):
+        run = _snakemake(tmp_path, "-n", *args)
+        out = run.stdout + run.stderr
+        message = f"{args[0]} is given 2 times; Snakemake keeps only the last one"
+        assert run.returncode != 0 and message in out, out[-3000:]
+    assert _snakemake(tmp_path, "-n", "--configfile", base, extra).returncode == 0
+
+
 def test_report_holds_every_table_and_the_figure(finished_run):
     run = _snakemake(finished_run, "--report", "report.html")
     assert run.returncode == 0, run.stderr[-3000:]

@@ -51,6 +51,28 @@ class ConfigError(ValueError):
     """A config that names things that do not exist; the message names the key."""
 
 
+def check_repeated_options(argv: list[str]) -> None:
+    """Refuse a Snakemake command line that repeats ``--configfile`` or ``--config``: Snakemake
+    keeps only the last of each, so ``--configfile config/paper.yaml --configfile mine.yaml``
+    would run the default config with ``mine.yaml`` over it, silently. ``argv``: the command
+    line (``sys.argv``); another program's (a test runner's) is not checked.
+
+    Raises:
+        ConfigError: an option is repeated; the message gives the one-option form.
+    """
+    if not argv or "snakemake" not in argv[0]:  # .../bin/snakemake or .../snakemake/__main__.py
+        return
+    for option, spellings, example in (("--configfile", ("--configfile", "--configfiles"),
+                                         "--configfile config/paper.yaml mine.yaml"),
+                                        ("--config", ("--config", "-C"), "--config seed=3 data_dir=/data")):
+        given = [arg.split("=", 1)[0] for arg in argv[1:] if arg.split("=", 1)[0] in spellings]
+        if len(given) > 1:
+            raise ConfigError(f"{option} is given {len(given)} times; Snakemake keeps only the last "
+                              f"one, silently dropping the others: give every value after one "
+                              f"{option} ({example}; later files are merged over earlier ones), "
+                              f"and '--' before any targets")
+
+
 def schema_error(config: dict, schema_file) -> str | None:
     """The first way ``config`` breaks the JSON schema in ``schema_file``, in one line that
     names the key (e.g. "pretrain.steps: 'ten' is not of type 'integer'"), or None where it

@@ -9,6 +9,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))  # the den package
 from den import workflow_config as wc  # noqa: E402
 
 
+wc.check_repeated_options(sys.argv)  # Snakemake keeps the last of a repeated --configfile
 SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
 try:
     validate(config, str(SCHEMA))  # also fills in the schema's defaults
