@@ -756,6 +756,15 @@ def test_a_directory_of_csv_files_gives_one_dataset_per_file(tmp_path):
     (tmp_path / "sets" / "empty.csv").unlink()
     _write_csv(tmp_path / "braces" / "a{b}.csv", seed=0)
     assert "file 'a{b}.csv' has a brace in its name" in error({"path": "braces"})
+    assert "file 'a.csv': no feature column 'z' to select" in error(
+        {"path": "sets", "exclude": ["manifest.csv"], "drop": ["z"]})
+    # directory "p" with file "q-t0.csv" and directory "p-q" with "t0.csv" both give "p-q-t0"
+    _write_csv(tmp_path / "p" / "q-t0.csv", seed=0)
+    _write_csv(tmp_path / "pq" / "t0.csv", seed=1)
+    clash = {"data_dir": str(tmp_path), "dataset_directories": {"p": {"path": "p"}, "p-q": {"path": "pq"}}}
+    with pytest.raises(wc.ConfigError, match=r"dataset_directories.p-q: file 't0.csv' gives dataset "
+                                             r"'p-q-t0', as file 'q-t0.csv' of dataset_directories.p does"):
+        wc.expand_dataset_directories(clash)
     with pytest.raises(wc.ConfigError, match="dataset_directories.sim: datasets named sim-"):
         wc.expand_dataset_directories({"dataset_directories": {"sim": {"path": str(tmp_path / "sets")}}})
     with pytest.raises(wc.ConfigError, match="'others' is a word of pretrain_on"):
@@ -839,8 +848,20 @@ def test_dataset_inputs_name_every_local_file_a_job_reads(tmp_path):
     missing = f"datasets.c.path: '{tmp_path / 'c.csv'}' does not exist (its path 'c.csv' under data_dir"
     with pytest.raises(wc.ConfigError, match=re.escape(f"{missing} '{tmp_path}')")):
         wc.dataset_inputs(config, "c")
-    (tmp_path / "c.csv").touch()
+    (tmp_path / "c.csv").write_text("x,y,target\n1,2,0\n")
     assert wc.dataset_inputs(config, "c") == [str(tmp_path / "c.csv")]
+    # the entry fits the file's header at planning (a job would fail on it later)
+    for entry, message in (({"target": "lable"}, "file 'c.csv' has no label column 'lable' (its columns: "
+                                                 "'x', 'y', 'target'); give the target, set datasets.c's"),
+                           ({"drop": ["z"]}, "datasets.c: file 'c.csv': no feature column 'z' to select"),
+                           ({"columns": ["x", "w"]}, "no feature column 'w' to select")):
+        bad = {**config, "datasets": {**config["datasets"], "c": {**config["datasets"]["c"], **entry}}}
+        with pytest.raises(wc.ConfigError, match=re.escape(message)):
+            wc.dataset_inputs(bad, "c")
+    (tmp_path / "c.csv").write_text("x,y,target\n")
+    with pytest.raises(wc.ConfigError, match="datasets.c: file 'c.csv' has a header but no rows"):
+        wc.dataset_inputs(config, "c")
+    (tmp_path / "c.csv").write_text("x,y,target\n1,2,0\n")
     assert wc.dataset_inputs(config, "absolute") == ["/elsewhere/a.csv"]
     assert wc.dataset_inputs(config, "p") == ["local.csv"]
     for name in ("p_default", "s", "o", "k"):

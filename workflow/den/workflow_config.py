@@ -189,7 +189,8 @@ def expand_dataset_directories(config: dict) -> None:
 
     directories = config.get("dataset_directories") or {}
     datasets = config.setdefault("datasets", {})
-    members = {}
+    own = set(datasets)  # the config's own entries (and, run again, what a first run added)
+    members, given_by = {}, {}  # directory -> its datasets; a dataset -> (directory, file) giving it
     for key, entry in directories.items():
         where = f"dataset_directories.{key}"
         if key in (SIMULATED, GENERATED, OTHERS) or key in datasets:
@@ -232,9 +233,17 @@ def expand_dataset_directories(config: dict) -> None:
                 raise ConfigError(f"{where}: file {path.name!r} has a brace in its name, which the "
                                   f"workflow cannot take as an input; rename it")
             names[name] = path.name
-            if name in datasets:  # the config's own entry for this file (another target, ...) wins
+            if name in given_by:  # directory "p" with file "q-t0.csv", directory "p-q" with "t0.csv"
+                other, other_file = given_by[name]
+                raise ConfigError(f"{where}: file {path.name!r} gives dataset {name!r}, as file "
+                                  f"{other_file!r} of dataset_directories.{other} does; rename one "
+                                  f"directory's key")
+            given_by[name] = (key, path.name)
+            if name in own:  # the config's own entry for this file (another target, ...) wins
                 continue
-            _check_header(path, entry, where, name)
+            _check_header(path, entry, where, f"exclude it ({where}.exclude: [{path.name!r}]), or define "
+                                              f"dataset {name!r} under 'datasets' with its own settings "
+                                              f"(that entry is used for this file)")
             datasets[name] = {"source": "csv", "path": os.path.join(given, path.name),
                               **{k: entry[k] for k in ("target", "sep", "na_values", "drop") if k in entry}}
         members[key] = list(names)
@@ -253,23 +262,32 @@ def expand_dataset_directories(config: dict) -> None:
         config["shipped"]["pretrain_on"] = expand(config["shipped"]["pretrain_on"])
 
 
-def _check_header(path, entry: dict, where: str, name: str) -> None:
-    """A directory's file reads as a table with the label column, at planning rather than in
-    its job (a manifest, an empty file, another label column)."""
+def _check_header(path, entry: dict, where: str, fixes: str) -> None:
+    """A csv dataset's file reads as a table with rows, the label column and the feature
+    columns its entry names (``drop``, ``columns``), at planning rather than in its job (a
+    manifest, an empty file, another label column, a misspelt column). ``where`` names the
+    entry, ``fixes`` says what to change."""
     import pandas as pd
 
+    from den.data.sources import DENDataError, select_columns
+
     target = entry.get("target", "target")
-    fixes = (f"exclude it ({where}.exclude: [{path.name!r}]), or define dataset {name!r} under "
-             f"'datasets' with its own settings (that entry is used for this file)")
     try:
-        columns = list(pd.read_csv(path, sep=entry.get("sep", ","), nrows=0).columns)
+        head = pd.read_csv(path, sep=entry.get("sep", ","), nrows=1)
     except Exception as err:  # empty, binary or not a table
         raise ConfigError(f"{where}: file {path.name!r} is not a readable table ({type(err).__name__}: "
                           f"{err}); {fixes}") from None
+    columns = list(head.columns)
     if target not in columns:
         shown = ", ".join(map(repr, columns[:8])) + (" ..." if len(columns) > 8 else "")
         raise ConfigError(f"{where}: file {path.name!r} has no label column {target!r} (its columns: "
-                          f"{shown}); give the directory's target, {fixes}")
+                          f"{shown}); give the target, {fixes}")
+    try:
+        select_columns(head, target, entry, f"{where}: file {path.name!r}")
+    except DENDataError as err:
+        raise ConfigError(f"{err}; {fixes}") from None
+    if head.empty:
+        raise ConfigError(f"{where}: file {path.name!r} has a header but no rows; {fixes}")
 
 
 def known_datasets(config: dict) -> set[str]:
@@ -566,6 +584,11 @@ def dataset_inputs(config: dict, name: str, section: str = "datasets") -> list[s
                  else "a relative path is read from the working directory unless the config gives "
                       "data_dir (--config data_dir=<directory of the files>)")
         raise ConfigError(f"{section}.{name}.path: {missing[0]!r} does not exist ({where})")
+    if source == "csv" and not missing:
+        from pathlib import Path
+
+        _check_header(Path(files[0]), spec, f"{section}.{name}",
+                      f"set {section}.{name}'s target, sep, columns and drop as the file has them")
     return files
 
 
