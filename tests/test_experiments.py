@@ -626,8 +626,14 @@ def test_a_schema_error_is_one_line_that_names_the_key():
     bad = {**config, "pretrain": {**config.get("pretrain", {}), "steps": "ten"}}
     assert schema_error(bad, schema) == "pretrain.steps: 'ten' is not of type 'integer'"
     nested = {**config, "finetune": {"epochs": "5"}}  # what --config 'finetune={epochs: 5}' gives
-    assert schema_error(nested, schema).startswith("finetune.epochs: '5' is not of type 'integer'; "
-                                                   "`--config` reads values inside a nested mapping as text")
+    assert schema_error(nested, schema).startswith("finetune.epochs: '5' is not of type 'integer'; a quoted "
+                                                   "number is text: in a config file write it without "
+                                                   "quotes; `--config` reads values inside a nested "
+                                                   "mapping as text")
+    exponent = {**config, "finetune": {"learning_rate": "1e-3"}}  # YAML 1.1 reads 1e-3 as text
+    assert schema_error(exponent, schema) == ("finetune.learning_rate: '1e-3' is not of type 'number'; "
+                                              "YAML reads 1e-3 as text (an exponent needs a point before "
+                                              "the e): write 0.001 or 1.0e-3")
 
 
 def test_simulated_plus_others_holds_each_dataset_out_and_data_dir_resolves_paths():

@@ -349,6 +349,32 @@ def test_shared_jobs_do_not_depend_on_the_order_of_the_experiments():
         "random_forest": "Random forest"}
 
 
+def test_baseline_settings_a_job_would_refuse_stop_the_planning():
+    """A meta-learning baseline's settings (the baselines section, the method's settings, the
+    experiment's baselines) are built into a MetaConfig at planning, as DEN's are: a bad
+    value stopped only its pre-training job (text gave a raw TypeError there), and
+    covariates_min above covariates_max was silently clamped."""
+    import copy
+
+    from den import workflow_config as wc
+
+    base = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    wc.model_index(base)  # the default config passes
+    method = next(m for m, entry in base["methods"].items() if entry.get("kind") == "meta")
+    for settings, message in (({"steps": 0}, "steps must be >= 1"),
+                              ({"learning_rate": "1e-3"}, "learning_rate must be a number, got '1e-3'; "
+                                                          "YAML reads 1e-3 as text .* write 0.001 or 1.0e-3"),
+                              ({"steps": "5"}, "steps must be an integer, got '5'; a quoted number is text"),
+                              ({"covariates_min": 30, "covariates_max": 5},
+                               "covariates_min 30 > covariates_max 5")):
+        config = copy.deepcopy(base)
+        entry = config["methods"][method]
+        entry["settings"] = {**(entry.get("settings") or {}), **settings}
+        with pytest.raises(wc.ConfigError, match=rf"experiments\.\w+, method {method!r} \(baselines, then "
+                                                 rf"methods\.{method}\.settings.*{message}"):
+            wc.model_index(config)
+
+
 def test_adding_or_changing_an_experiment_moves_no_other_experiments_model():
     """Models are named by what makes them, so an experiment that sorts first and pre-trains
     like another, or an edit of one experiment's pre-training, leaves every other experiment's
@@ -500,6 +526,16 @@ def test_paper_config_lists_the_whole_job_graph(tmp_path):
     assert counts["pretrain"] >= len(openml["datasets"])  # leave-one-dataset-out: one per held-out set
 
 
+def _placeholder_csv(path: Path, spec: dict) -> None:
+    """A one-row csv file (gzipped for .gz) with the label column of dataset entry ``spec``,
+    which planning reads the header of, in place of a real copy."""
+    import gzip
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = f"x,{spec.get('target', 'target')}\n1,0\n".encode()
+    path.write_bytes(gzip.compress(text) if path.name.endswith(".gz") else text)
+
+
 def test_local_copies_benchmark_and_its_development_split_list_their_job_graph(tmp_path):
     """config/local-copies.yaml (issue 6's benchmark) and config/local-copies-dev.yaml (its
     2-fold development split) resolve to the intended jobs; data files are placeholders."""
@@ -510,7 +546,7 @@ def test_local_copies_benchmark_and_its_development_split_list_their_job_graph(t
     dev = yaml.safe_load((ROOT / "config" / "local-copies-dev.yaml").read_text())["experiments"]
     (tmp_path / "data").mkdir()
     for spec in local["datasets"].values():
-        (tmp_path / "data" / spec["path"]).touch()
+        _placeholder_csv(tmp_path / "data" / spec["path"], spec)
     names = set(local["experiments"]["local"]["datasets"])
     assert len(names) == 16
     for a, b in (("dev_a", "dev_b"), ("dev_b", "dev_a")):  # each half pre-trains the other's model
@@ -575,8 +611,7 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     path = wc.dataset_spec(config, "corpus-parity5_plus_5")["path"]
     assert path == str(tmp_path / "data" / "corpus" / "parity5+5.csv.gz")
     for spec in corpus["datasets"].values():
-        (tmp_path / "data" / spec["path"]).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / "data" / spec["path"]).touch()
+        _placeholder_csv(tmp_path / "data" / spec["path"], spec)
     tables = [f"results/tables/{name}.tex" for name in experiments]
     configs = [str(tmp_path / "config" / name) for name in ("corpus.yaml", "one.yaml")]
     dry = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", *configs,

@@ -86,12 +86,27 @@ def schema_error(config: dict, schema_file) -> str | None:
     if error is None:
         return None
     where = ".".join(str(p) for p in error.absolute_path) or "the config's top level"
-    hint = ""
-    if error.validator == "type" and isinstance(error.instance, str) and \
-            not isinstance(yaml.safe_load(error.instance), str):  # --config k={a: 5} gives '5'
-        hint = ("; `--config` reads values inside a nested mapping as text: set nested keys in a "
-                "file given with --configfile (e.g. `finetune: {epochs: 5}`)")
+    hint = _number_text_hint(error.instance) if error.validator == "type" else ""
     return f"{where}: {error.message}{hint}"
+
+
+def _number_text_hint(value) -> str:
+    """Why a number may have reached the config as text, or "": YAML reads 1e-3 (no point
+    before the e) as text; a quoted number is text; `--config k={a: 5}` gives '5'."""
+    import yaml
+
+    if not isinstance(value, str):
+        return ""
+    try:
+        float(value)
+    except ValueError:
+        return ""
+    if isinstance(yaml.safe_load(value), str):
+        return (f"; YAML reads {value} as text (an exponent needs a point before the e): write "
+                f"{float(value)!r} or {value.lower().replace('e', '.0e', 1) if '.' not in value else value}")
+    return ("; a quoted number is text: in a config file write it without quotes; `--config` reads "
+            "values inside a nested mapping as text: set nested keys in a file given with "
+            "--configfile (e.g. `finetune: {epochs: 5}`)")
 
 
 def simulated_datasets(config: dict) -> list[str]:
@@ -654,7 +669,8 @@ def _check_settings(where: str, settings_class, params: dict) -> None:
         known = sorted(f.name for f in dataclasses.fields(settings_class))
         raise ConfigError(f"{where}: {err}; {settings_class.__name__}'s keys are {known}") from None
     except ValueError as err:
-        raise ConfigError(f"{where}: {err}") from None
+        hints = [_number_text_hint(v) for v in params.values()]
+        raise ConfigError(f"{where}: {err}{next((h for h in hints if h), '')}") from None
 
 
 def shipped_datasets(config: dict) -> list[str]:
@@ -943,6 +959,7 @@ def model_index(config: dict) -> dict[str, str]:
     """
     import json
 
+    from den.baselines.meta import MetaConfig
     from den.model.config import ModelConfig
     from den.train.config import FinetuneConfig, PretrainConfig
 
@@ -968,6 +985,12 @@ def model_index(config: dict) -> dict[str, str]:
             for kind in ("plf", "no_plf"):
                 _check_settings(f"experiments.{name} (model, then sweep {setting!r})", ModelConfig,
                                 model_params(config, spec, setting, kind))
+            for kind in metas:  # the baselines section, the method's settings, the experiment's
+                params = model_params(config, spec, setting, kind)
+                method = kind[len(META_PREFIX):]
+                _check_settings(f"experiments.{name}, method {method!r} (baselines, then methods.{method}."
+                                f"settings, then the experiment's baselines)", MetaConfig,
+                                {k: v for k, v in params.items() if k != "baseline"})
             for kind in ("plf", "no_plf", *metas):
                 # DEN's pre-training settings tell its models apart too (an experiment's own
                 # ``pretrain``); the baselines' settings are part of model_params

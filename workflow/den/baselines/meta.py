@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from den.baselines import registry
-from den.errors import DENInputError, DENModelError
+from den.errors import DENInputError, DENModelError, setting_type_problems
 
 BASELINES = ("matching_net", "proto_net", "tadam", "pmn", "relation_net", "cnp", "iwata", "maml",
              "bmaml", "tnet")
@@ -98,7 +98,9 @@ class MetaConfig:
     seed: int = 0
 
     def __post_init__(self):
-        problems = []
+        problems = setting_type_problems(self)
+        if problems:  # the checks below compare numbers
+            raise ValueError("invalid MetaConfig: " + "; ".join(problems))
         if self.head not in ("binary", "multiclass"):
             problems.append(f"head must be 'binary' or 'multiclass', got {self.head!r}")
         for name in ("max_classes", "n_inputs", "steps", "support_rows", "query_rows", "covariates_min",
@@ -113,6 +115,8 @@ class MetaConfig:
                 problems.append(f"{name} must be > 0")
         if not 0 <= self.flip_rate <= 1:
             problems.append("flip_rate must be in [0, 1]")
+        if self.covariates_min > self.covariates_max:  # C would be covariates_max, silently
+            problems.append(f"covariates_min {self.covariates_min} > covariates_max {self.covariates_max}")
         if problems:
             raise ValueError("invalid MetaConfig: " + "; ".join(problems))
 
