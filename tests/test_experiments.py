@@ -610,6 +610,29 @@ def test_a_target_of_no_experiment_names_the_experiments_there_are():
         figure_score_files(config, "t")
 
 
+def test_a_dataset_key_its_source_does_not_read_stops_the_planning():
+    """rows on a csv entry (it even entered the support-size check) or path on a sklearn one
+    would be ignored: the dry run names the key and the source's keys."""
+    from pathlib import Path
+
+    import yaml
+
+    from den.workflow_config import ConfigError, experiments
+
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "config.yaml").read_text())
+    experiments(config)
+    for name, extra, source in (("breast_cancer", {"path": "foo.csv"}, "sklearn"),
+                                ("gen_b1", {"target": "y"}, "synthetic")):
+        bad = {**config, "datasets": {**config["datasets"], name: {**config["datasets"][name], **extra}}}
+        with pytest.raises(ConfigError, match=rf"datasets.{name}: \[{list(extra)[0]!r}\] would be ignored by "
+                                              rf"a {source} dataset; its keys are"):
+            experiments(bad)
+    own = {**config, "datasets": {**config["datasets"],
+                                  "mine": {"source": "csv", "path": "m.csv", "rows": 500, "seed": 3}}}
+    with pytest.raises(ConfigError, match=r"datasets.mine: \['rows', 'seed'\] would be ignored by a csv"):
+        experiments(own)
+
+
 def test_a_schema_error_is_one_line_that_names_the_key():
     from pathlib import Path
 

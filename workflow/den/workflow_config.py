@@ -132,6 +132,29 @@ def zoo_images_file(config: dict, images: str, share: str) -> str:
     return f"results/images/{images}.npz"
 
 
+# The keys each dataset source reads besides ``source`` (the schema lists every key of every
+# source; one that its source does not read would be ignored).
+SOURCE_KEYS = {
+    "csv": {"path", "target", "sep", "na_values", "columns", "drop"},
+    "openml": {"id", "target", "columns", "drop", "attempts"},
+    "puzzles": {"files", "threshold", "split", "columns", "drop", "attempts"},
+    "sklearn": {"name"},
+    "synthetic": {"rows", "features", "classes", "strength", "separation", "missing_rate", "seed"},
+}
+
+
+def _check_dataset_keys(config: dict) -> None:
+    """Every dataset entry gives only keys its source reads: ``rows`` or ``seed`` on a csv
+    entry, or ``path`` on a sklearn one, would be ignored (a csv entry's ``rows`` even entered
+    the support-size check), so a misplaced key stops the dry run."""
+    for name, entry in (config.get("datasets") or {}).items():
+        source = (entry or {}).get("source")
+        ignored = sorted(set(entry or {}) - {"source"} - SOURCE_KEYS.get(source, set()))
+        if source in SOURCE_KEYS and ignored:
+            raise ConfigError(f"datasets.{name}: {ignored} would be ignored by a {source} dataset; its "
+                              f"keys are {sorted(SOURCE_KEYS[source])} (config/README.md)")
+
+
 def _check_cnn_zoo(config: dict) -> None:
     """``cnn_zoo.images`` are defined image sets; ``cnn_zoo.ranges`` build CNNs; ``cnn_zoo.cutoffs``
     are distinct whole-percent positive shares in (0, 1) (the class cutoff of each follows from
@@ -317,6 +340,7 @@ def experiments(config: dict) -> dict[str, dict]:
             entry is invalid.
     """
     _check_cnn_zoo(config)
+    _check_dataset_keys(config)
     known = known_datasets(config)
     clash = set(generated_datasets(config)) & set(config.get("datasets", {}))
     if clash:
