@@ -836,12 +836,13 @@ def test_pretrain_reads_gz_files_once_each_and_names_what_it_leaves_out(tmp_path
     (csv_tasks / "again.csv").symlink_to(second)  # the same file twice: one task
     (csv_tasks / "README.txt").write_text("where the tasks come from")
     (csv_tasks / "old").mkdir()
+    (csv_tasks / f"._{second.name}").write_bytes(b"\x00\x05\x16\x07 Mac OS X")  # macOS's AppleDouble
     model = tmp_path / "m.npz"
     common = ["pretrain", "--tasks", str(csv_tasks), "--out", str(model), "--steps", "2",
               "--query-rows", "16", "--support-rows", "16"]
     assert main(common) == 0
-    assert "--tasks: left out 2 entries that are no *.csv or *.csv.gz file: README.txt, old/" \
-        in capsys.readouterr().err
+    assert (f"--tasks: left out 3 entries that are no *.csv or *.csv.gz file, or hidden: ._{second.name}, "
+            f"README.txt, old/") in capsys.readouterr().err
     assert main(["info", str(model)]) == 0
     names = json.loads(capsys.readouterr().out)["metadata"]["pretrained_on"]
     assert len(names) == 3 and first.stem in names

@@ -372,7 +372,7 @@ def _pretrain(args) -> None:
         raise DENInputError(f"--tasks {args.tasks!r} is not a directory holding *.csv or *.csv.gz "
                             f"files (or give --generated-tasks N to pre-train on generated tasks alone)")
     if left_out and not args.quiet:
-        print(f"--tasks: left out {len(left_out)} entries that are no *.csv or *.csv.gz file: "
+        print(f"--tasks: left out {len(left_out)} entries that are no *.csv or *.csv.gz file, or hidden: "
               f"{', '.join(left_out[:5])}{' ...' if len(left_out) > 5 else ''}", file=sys.stderr)
     tasks = [task_from_frame(read_table(f, "task", target=args.target), args.target, name,
                              f"task file {str(f)!r}")

@@ -269,7 +269,8 @@ def local_files(spec: dict) -> list[str]:
 def task_files(directory: str | os.PathLike, what: str = "directory") -> tuple[dict[str, Path], list[str]]:
     """The task files of ``directory`` by task name (the file name without .csv or .csv.gz,
     any case), in sorted order, each file once however many links lead to it, and the names
-    of the entries left out (other files, folders, broken links). ``den pretrain --tasks`` and
+    of the entries left out (other files, folders, broken links, hidden files such as the
+    ._x.csv that macOS writes beside x.csv on a shared drive). ``den pretrain --tasks`` and
     the workflow's ``dataset_directories`` read a directory of tasks through this one listing.
 
     Args:
@@ -284,7 +285,7 @@ def task_files(directory: str | os.PathLike, what: str = "directory") -> tuple[d
     files, seen, left_out = {}, set(), []
     for entry in sorted(directory.iterdir()):
         match = re.fullmatch(r"(.+)\.csv(?:\.gz)?", entry.name, flags=re.IGNORECASE)
-        if not match or not entry.is_file():
+        if not match or not entry.is_file() or entry.name.startswith("."):  # hidden: macOS's ._x.csv
             left_out.append(entry.name + ("/" if entry.is_dir() else ""))
             continue
         if entry.resolve() in seen:
