@@ -24,6 +24,28 @@ def test_csv_with_separator_missing_markers_categories_and_gzip(tmp_path):
     assert task.classes == ["no", "yes"] and task.y.tolist() == [1, 0, 1]
 
 
+def test_a_csv_dataset_is_read_as_den_predict_reads_a_file(tmp_path):
+    """The workflow reads a csv dataset as `den predict` reads a file (den.data.encoding.read_table):
+    a ';' file of decimal commas in Windows-1252 without a `sep` gives numbers and its
+    categories, as the same table written plainly does; a `sep` given is used. Planning reads
+    the header alike (read_table_head), so such a file passes it."""
+    from den import workflow_config as wc
+
+    frame = pd.DataFrame({"dose": [1.5, 2.25, 0.5, 3.0], "city": ["Zürich", "Genève", "Zürich", "Genève"],
+                          "label": ["yes", "no", "yes", "no"]})
+    frame.to_csv(tmp_path / "plain.csv", index=False)
+    excel_text = frame.to_csv(index=False, sep=";").replace(".", ",")  # Excel in a decimal-comma locale
+    (tmp_path / "excel.csv").write_bytes(excel_text.encode("cp1252"))
+    plain = load_tabular("p", {"source": "csv", "path": str(tmp_path / "plain.csv"), "target": "label"})
+    for spec in ({}, {"sep": ";"}):
+        excel = load_tabular("e", {"source": "csv", "path": str(tmp_path / "excel.csv"), "target": "label",
+                                   **spec})
+        assert np.array_equal(excel.x, plain.x) and excel.feature_names == ["dose", "city"]
+        assert excel.classes == plain.classes == ["no", "yes"]
+    config = {"datasets": {"e": {"source": "csv", "path": str(tmp_path / "excel.csv"), "target": "label"}}}
+    assert wc.dataset_inputs(config, "e") == [str(tmp_path / "excel.csv")]
+
+
 def test_csv_errors_name_dataset_and_file(tmp_path):
     with pytest.raises(DENDataError, match="dataset 'x' \\(csv\\).*does not exist"):
         load_tabular("x", {"source": "csv", "path": str(tmp_path / "nope.csv")})

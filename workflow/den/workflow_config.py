@@ -305,16 +305,16 @@ def _check_header(path, entry: dict, where: str, fixes: str) -> None:
     columns its entry names (``drop``, ``columns``), at planning rather than in its job (a
     manifest, an empty file, another label column, a misspelt column). ``where`` names the
     entry, ``fixes`` says what to change."""
-    import pandas as pd
-
+    from den.data.encoding import read_table_head
     from den.data.sources import DENDataError, select_columns
+    from den.errors import DENInputError
 
     target = entry.get("target", "target")
-    try:
-        head = pd.read_csv(path, sep=entry.get("sep", ","), nrows=1)
-    except Exception as err:  # empty, binary or not a table
-        raise ConfigError(f"{where}: file {path.name!r} is not a readable table ({type(err).__name__}: "
-                          f"{err}); {fixes}") from None
+    try:  # as the dataset's job reads it (den.data.sources: read_table), from the first bytes
+        head = read_table_head(path, sep=entry.get("sep"))
+    except DENInputError as err:  # empty, binary or not a table
+        raise ConfigError(f"{where}: file {path.name!r} is not a readable table ({err.__cause__ or err}); "
+                          f"{fixes}") from None
     columns = list(head.columns)
     if target not in columns:
         shown = ", ".join(map(repr, columns[:8])) + (" ..." if len(columns) > 8 else "")

@@ -663,7 +663,8 @@ _FORMAT_SEPARATOR = {"decimal_comma": ";", "grouped_point": ","}
 
 
 def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
-               target: str | None = None, written: bool = False):
+               target: str | None = None, written: bool = False, sep: str | None = None,
+               na_values: list[str] | None = None):
     """Read a CSV file, with an error that names the file when it cannot be read.
 
     The file is read once, so a pipe works (``<(command)``), and may be gzip-, zip-, xz- or
@@ -680,7 +681,8 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
     message would name a column the user never wrote). ``target``: the label column, whose
     labels are checked against their text as written (``_label_texts``). ``written``: return
     (table, the same columns as the file writes them, every cell text and an empty cell ""),
-    e.g. to copy an id column 00017 unchanged.
+    e.g. to copy an id column 00017 unchanged. ``sep``: the separator, where the file's is not
+    to be found from its lines; ``na_values``: further texts that mean a missing value.
     """
     import io
 
@@ -692,12 +694,12 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
             data = data.decode("utf-16").encode("utf-8")
         head = data[:_HEAD_BYTES].decode("utf-8-sig", errors="ignore")
         # a one-column query shows no separator of its own: it is its support's (0,5 in a ';' file)
-        sep = _separator(head, "," if like is None else like.attrs.get("separator", ","))
+        sep = sep or _separator(head, "," if like is None else like.attrs.get("separator", ","))
         # data lines ending in the separator under a header that does not: pandas would take
         # the first column for row names and shift every other one left
         index_col = False if _trailing_separator(_records(head, sep, 50)) else None
         frame = pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig", encoding_errors=_LEGACY_BYTES,
-                            index_col=index_col)
+                            index_col=index_col, na_values=na_values)
     except FileNotFoundError as err:
         raise DENInputError(f"{where} does not exist") from err
     except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError, EOFError, ValueError) as err:
@@ -719,6 +721,49 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
     if written:
         return frame, reread(None, keep_default_na=False)[list(frame.columns)]
     return frame
+
+
+def read_table_head(path, what: str = "table", sep: str | None = None, rows: int = 1) -> pd.DataFrame:
+    """The first ``rows`` rows of a CSV file as ``read_table`` reads it (compression, text
+    encoding, separator; ``sep`` as there), from the file's first bytes alone: what planning
+    checks of a large file (its header, a row) without reading it whole.
+
+    Raises:
+        DENInputError: the file does not exist or is not a readable CSV file.
+    """
+    import bz2
+    import gzip
+    import io
+    import lzma
+    import zipfile
+
+    where = f"{what} file {str(path)!r}"
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(8)
+        method = next((m for start, m in _MAGIC.items() if magic.startswith(start)), None)
+        if method == "zip" or magic.startswith(b"\xd0\xcf\x11\xe0"):  # an archive or a workbook
+            with open(path, "rb") as handle:
+                data = _decompress(handle.read(), str(path))[:_HEAD_BYTES]
+        else:
+            opener = {"gzip": gzip.open, "xz": lzma.open}.get(method) or \
+                (bz2.open if method == "bz2" and str(path).lower().endswith(".bz2") else open)
+            with opener(path, "rb") as handle:
+                data = handle.read(_HEAD_BYTES)
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            data = data.decode("utf-16", errors="ignore").encode("utf-8")
+        if len(data) == _HEAD_BYTES and b"\n" in data:
+            data = data[:data.rindex(b"\n") + 1]  # whole lines only
+        head = data.decode("utf-8-sig", errors="ignore")
+        sep = sep or _separator(head)
+        index_col = False if _trailing_separator(_records(head, sep, 50)) else None
+        return pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig", encoding_errors=_LEGACY_BYTES,
+                           index_col=index_col, nrows=rows)
+    except FileNotFoundError as err:
+        raise DENInputError(f"{where} does not exist") from err
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError, EOFError, ValueError,
+            lzma.LZMAError, zipfile.BadZipFile) as err:
+        raise DENInputError(f"{where} is not a readable CSV file: {err}") from err
 
 
 def _label_texts(labels: pd.Series, texts: pd.Series, where: str) -> pd.Series:

@@ -110,9 +110,8 @@ def _sklearn(name: str, spec: dict) -> Task:
 
 
 def _csv(name: str, spec: dict) -> Task:
-    import pandas as pd
-
-    from den.data.encoding import task_from_frame
+    from den.data.encoding import read_table, task_from_frame
+    from den.errors import DENInputError
 
     path = spec.get("path")
     if not path:
@@ -120,11 +119,12 @@ def _csv(name: str, spec: dict) -> Task:
     if not Path(path).is_file():
         raise DENDataError(f"dataset {name!r} (csv): file {str(path)!r} does not exist (a relative path is "
                            f"taken under the config's data_dir, e.g. --config data_dir=/path/to/copies)")
-    try:
-        frame = pd.read_csv(path, sep=spec.get("sep", ","), na_values=spec.get("na_values"))
-    except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as err:
-        raise DENDataError(f"dataset {name!r} (csv): cannot read {str(path)!r}: {err}") from err
     target = spec.get("target", "target")
+    try:  # as `den predict` reads a file (encodings, number formats, labels as written)
+        frame = read_table(path, f"dataset {name!r} (csv)", target=target, sep=spec.get("sep"),
+                           na_values=spec.get("na_values"))
+    except DENInputError as err:
+        raise DENDataError(str(err)) from err
     return task_from_frame(select_columns(frame, target, spec, f"dataset {name!r} (csv)"), target, name)
 
 
