@@ -240,8 +240,7 @@ def expand_dataset_directories(config: dict) -> None:
                               f"(sim-...) or generated (gen-...) tasks; give the directory another name")
         given = os.path.expanduser(str(entry["path"]))
         data_dir = config.get("data_dir")
-        found = os.path.join(os.path.abspath(os.path.expanduser(data_dir)), given) \
-            if data_dir and not os.path.isabs(given) else given
+        found = data_path(config, given)
         if not os.path.isdir(found):
             read = (f"its path {entry['path']!r} under data_dir {data_dir!r}" if data_dir and found != given
                     else "a relative path is read from the working directory unless the config gives "
@@ -253,12 +252,13 @@ def expand_dataset_directories(config: dict) -> None:
             raise ConfigError(str(err)) from None
         if not files:
             raise ConfigError(f"{where}.path: {found!r} holds no *.csv or *.csv.gz file")
-        excluded = [pattern for pattern in entry.get("exclude") or []
-                    if not any(fnmatch.fnmatch(path.name, pattern) for path in files.values())]
-        if excluded:
-            raise ConfigError(f"{where}.exclude: {excluded[0]!r} matches no csv file of {found!r}")
-        files = {stem: path for stem, path in files.items()
-                 if not any(fnmatch.fnmatch(path.name, pattern) for pattern in entry.get("exclude") or [])}
+        matches = {pattern: {stem for stem, path in files.items() if fnmatch.fnmatch(path.name, pattern)}
+                   for pattern in entry.get("exclude") or []}
+        unmatched = [pattern for pattern, stems in matches.items() if not stems]
+        if unmatched:
+            raise ConfigError(f"{where}.exclude: {unmatched[0]!r} matches no csv file of {found!r}")
+        excluded = set().union(*matches.values())
+        files = {stem: path for stem, path in files.items() if stem not in excluded}
         if not files:
             raise ConfigError(f"{where}.exclude leaves no csv file of {found!r}")
         names = {}
@@ -578,12 +578,20 @@ def dataset_spec(config: dict, name: str, section: str = "datasets") -> dict:
         raise ConfigError(f"{data_file(name) if section == 'datasets' else name}: the config "
                           f"defines no dataset {name!r} under '{section}'; add it there")
     spec = dict(entries[name])
-    data_dir = config.get("data_dir")
     if spec.get("path"):
-        spec["path"] = os.path.expanduser(spec["path"])  # ~/data/x.csv
-    if data_dir and spec.get("path") and not os.path.isabs(spec["path"]):
-        spec["path"] = os.path.join(os.path.abspath(os.path.expanduser(data_dir)), spec["path"])
+        spec["path"] = data_path(config, spec["path"])
     return spec
+
+
+def data_path(config: dict, path: str) -> str:
+    """``path`` of a dataset entry or a dataset directory as jobs read it: ``~`` expanded, and
+    a relative path taken under the config's ``data_dir`` where it gives one (else the
+    working directory's)."""
+    path = os.path.expanduser(str(path))  # ~/data/x.csv
+    data_dir = config.get("data_dir")
+    if data_dir and not os.path.isabs(path):
+        return os.path.join(os.path.abspath(os.path.expanduser(data_dir)), path)
+    return path
 
 
 def dataset_inputs(config: dict, name: str, section: str = "datasets") -> list[str]:
