@@ -852,6 +852,32 @@ def test_pretrain_reads_gz_files_once_each_and_names_what_it_leaves_out(tmp_path
            f"one" in capsys.readouterr().err
 
 
+def test_pretrain_holds_the_checkpoint_lock_until_the_model_is_saved(tmp_path, csv_tasks, monkeypatch):
+    """`den pretrain` saves the model and removes its checkpoints under the checkpoint lock: a
+    second run on the same directory meanwhile would resume from checkpoints about to go."""
+    import fcntl
+
+    from den.model.den import DEN
+
+    checkpoints = tmp_path / "m.npz.checkpoint"
+    seen = []
+    save = DEN.save
+
+    def save_and_try_the_lock(self, path):
+        with open(checkpoints / ".lock", "a+") as handle:  # as another run would, from its own file
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                seen.append("free")
+            except BlockingIOError:
+                seen.append("held")
+        return save(self, path)
+
+    monkeypatch.setattr(DEN, "save", save_and_try_the_lock)
+    assert main(["pretrain", "--tasks", str(csv_tasks), "--out", str(tmp_path / "m.npz"), "--steps", "2",
+                 "--query-rows", "16", "--support-rows", "16", "--quiet"]) == 0
+    assert seen == ["held"] and (tmp_path / "m.npz").exists() and not checkpoints.exists()
+
+
 def test_pretrain_errors_name_the_task_file_and_the_options_that_fix_them(tmp_path, csv_tasks, capsys):
     """A task that needs the multiclass head or cuts, or has one class, is named by its file,
     and the advice is in options (--head multiclass, --multiclass-cuts), which then work."""

@@ -69,16 +69,34 @@ def test_a_checkpoint_directory_in_use_by_another_run_is_refused_at_once(tmp_pat
     naming the process that holds it; once that run ends, the directory is free again."""
     import os
     import socket
+    import threading
 
     from den.train import pretrain as module
 
     tasks = make_tasks(2, seed=2, rows=(60, 80), features=(2, 4))
     config = PretrainConfig(steps=2, query_rows=8, support_rows=8)
-    with module._checkpoint_lock(tmp_path / "ck"):
+    held, release = threading.Event(), threading.Event()
+
+    def other_run():  # another thread's lock, as another process's (a block within a block of
+        with module.checkpoint_lock(tmp_path / "ck"):  # one thread is let in: den pretrain's save)
+            held.set()
+            release.wait(timeout=60)
+
+    holder = threading.Thread(target=other_run, daemon=True)
+    holder.start()
+    assert held.wait(timeout=60)
+    try:
         in_use = (rf"is in use by another pre-training run \(process {socket.gethostname()}:{os.getpid()}\): "
                   "wait for it to end")
         with pytest.raises(DENError, match=in_use):
             pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "ck", progress=None)
+    finally:
+        release.set()
+        holder.join(timeout=60)
+    with module.checkpoint_lock(tmp_path / "ck"):  # this thread's own block: pre-training runs in it
+        pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "ck", progress=None,
+                 restart_other_run=True)
+        assert (tmp_path / "ck" / module.CHECKPOINT_LOCK).exists()
     pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "ck", progress=None)
     assert sorted(p.name for p in (tmp_path / "ck").iterdir() if p.name.endswith(".json")) == \
         ["fingerprint.json", "history.json"]

@@ -358,7 +358,7 @@ def _pretrain(args) -> None:
     from den.errors import DENInputError
     from den.io import check_output_path
     from den.model.config import ModelConfig
-    from den.train.pretrain import PretrainConfig, PretrainInterrupted, pretrain
+    from den.train.pretrain import PretrainConfig, PretrainInterrupted, checkpoint_lock, pretrain
 
     check_output_path(args.out, "--out")
     checkpoint_dir = Path(args.checkpoint_dir or f"{args.out}.checkpoint")
@@ -405,25 +405,28 @@ def _pretrain(args) -> None:
     # the word: "past the 6 steps asked for")
     names = {**{k: v for k, v in PRETRAIN_OPTIONS.items() if k != "steps"},
              **{f"task {name!r}": f"task file {str(f)!r}" for name, f in files.items()}}
-    try:
-        model = pretrain(tasks, model_config, config, checkpoint_dir=checkpoint_dir,
-                         progress=None if args.quiet else sys.stderr, restart_other_run=args.restart)
-    except PretrainInterrupted as stop:
-        raise _Interrupted(f"interrupted after step {stop.step}/{stop.total}; checkpoint saved in "
-                           f"{str(checkpoint_dir)!r}; run the same command again to resume") from None
-    except KeyboardInterrupt:  # a second Ctrl-C, within a step: the last checkpoint stays valid
-        raise _Interrupted(f"interrupted; run the same command again to resume from the last "
-                           f"checkpoint in {str(checkpoint_dir)!r}, if one was saved") from None
-    except DENInputError as err:
-        raise DENInputError(name_settings(str(err), names)) from None
-    except DENError as err:
-        raise DENError(name_settings(str(err), names)) from None
-    try:
-        model.save(args.out)
-    except OSError as err:
-        raise _write_error("--out", args.out, err) from None
-    if not args.checkpoint_dir:
-        shutil.rmtree(checkpoint_dir, ignore_errors=True)
+    # held until the model is saved and the checkpoints are removed: a second run on the same
+    # directory meanwhile would resume from checkpoints about to go
+    with checkpoint_lock(checkpoint_dir):
+        try:
+            model = pretrain(tasks, model_config, config, checkpoint_dir=checkpoint_dir,
+                             progress=None if args.quiet else sys.stderr, restart_other_run=args.restart)
+        except PretrainInterrupted as stop:
+            raise _Interrupted(f"interrupted after step {stop.step}/{stop.total}; checkpoint saved in "
+                               f"{str(checkpoint_dir)!r}; run the same command again to resume") from None
+        except KeyboardInterrupt:  # a second Ctrl-C, within a step: the last checkpoint stays valid
+            raise _Interrupted(f"interrupted; run the same command again to resume from the last "
+                               f"checkpoint in {str(checkpoint_dir)!r}, if one was saved") from None
+        except DENInputError as err:
+            raise DENInputError(name_settings(str(err), names)) from None
+        except DENError as err:
+            raise DENError(name_settings(str(err), names)) from None
+        try:
+            model.save(args.out)
+        except OSError as err:
+            raise _write_error("--out", args.out, err) from None
+        if not args.checkpoint_dir:
+            shutil.rmtree(checkpoint_dir, ignore_errors=True)
     trained = len(model.metadata["pretrained_on"])  # after cuts of multiclass tasks
     cut = f" ({len(tasks)} before cutting multiclass tasks)" if trained != len(tasks) else ""
     why = "" if args.head or architecture.get("head") or head == "binary" else \

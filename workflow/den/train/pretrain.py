@@ -198,19 +198,24 @@ def pretrain(tasks: list[Task], model_config: ModelConfig | None = None,
             diverged (a non-finite loss or weights: the learning rate is too large).
         PretrainInterrupted: Ctrl-C; the last completed step is checkpointed (module docstring).
     """
-    with _checkpoint_lock(checkpoint_dir):
+    with checkpoint_lock(checkpoint_dir):
         return _pretrain(tasks, model_config, config, checkpoint_dir, progress, restart_other_run)
 
 
 CHECKPOINT_LOCK = ".lock"
+# (checkpoint directory, thread) of the locks this process holds: a block within a block of the
+# same directory and thread (``den pretrain`` holds it over pre-training and saving) is let in
+_HELD_LOCKS: set[tuple[str, int]] = set()
 
 
 @contextlib.contextmanager
-def _checkpoint_lock(checkpoint_dir: str | Path | None):
+def checkpoint_lock(checkpoint_dir: str | Path | None):
     """Hold the lock file of ``checkpoint_dir`` (made where missing) for a run: a second run on
     the same directory (another terminal, a requeued job) stops at once instead of writing
     checkpoints that delete each other's. Nothing to hold without a directory, or where the
-    system has no ``fcntl`` locks.
+    system has no ``fcntl`` locks. Within a block of the same directory in the same thread it
+    holds nothing more (``den pretrain`` keeps the lock until the model is saved and the
+    checkpoints are removed, so that no second run resumes from them meanwhile).
 
     Raises:
         DENInputError: ``checkpoint_dir`` is a file.
@@ -229,6 +234,10 @@ def _checkpoint_lock(checkpoint_dir: str | Path | None):
         yield
         return
     checkpoint_dir.mkdir(parents=True, exist_ok=True)
+    held = (os.path.realpath(checkpoint_dir), threading.get_ident())
+    if held in _HELD_LOCKS:
+        yield
+        return
     with open(checkpoint_dir / CHECKPOINT_LOCK, "a+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -245,9 +254,12 @@ def _checkpoint_lock(checkpoint_dir: str | Path | None):
         handle.truncate()
         handle.write(f"{socket.gethostname()}:{os.getpid()}\n")
         handle.flush()
+        _HELD_LOCKS.add(held)
         try:
             yield  # closing the file releases the lock
-        finally:  # a run refused before its first checkpoint leaves no directory of a lock alone
+        finally:
+            _HELD_LOCKS.discard(held)
+            # a run refused before its first checkpoint leaves no directory of a lock alone
             if checkpoint_dir.is_dir() and [p.name for p in checkpoint_dir.iterdir()] == [CHECKPOINT_LOCK]:
                 (checkpoint_dir / CHECKPOINT_LOCK).unlink()
                 with contextlib.suppress(OSError):
@@ -332,7 +344,7 @@ def _pretrain(tasks, model_config: ModelConfig | None, config: PretrainConfig | 
     history: list[list[float]] = []  # [step, mean loss of the window] every 100 steps
     running: list[float] = []  # losses of the last `window` steps (checkpointed with history)
     if checkpoint_dir is not None:
-        checkpoint_dir = Path(checkpoint_dir)  # made and locked by _checkpoint_lock
+        checkpoint_dir = Path(checkpoint_dir)  # made and locked by checkpoint_lock
         fingerprint = _fingerprint(tasks, model_config, config)
         fp_path = checkpoint_dir / "fingerprint.json"
         checkpoint = tf.train.Checkpoint(network=net, calibration=calibration, optimizer=optimizer,
