@@ -4,6 +4,7 @@ work, a forked child stops with advice instead of hanging, and child processes s
 import os
 import pickle
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -106,6 +107,40 @@ def test_a_child_forked_after_tensorflow_ran_stops_with_advice(small_binary_mode
     os.waitpid(pid, 0)
     assert "forked after its parent ran TensorFlow" in message, message
     assert "get_context('spawn')" in message
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_meta_learning_baseline_in_a_forked_child_stops_with_advice_too():
+    """The meta-learning baselines run TensorFlow as DEN does: built, adapted or predicting in
+    a child forked after the parent used one, they raise instead of hanging."""
+    from den.baselines.meta import MetaConfig, make_baseline
+
+    learner = make_baseline("proto_net", MetaConfig(steps=1, n_inputs=4, covariates_max=4))
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(20, 3)), np.arange(20) % 2
+    learner.adapt(x, y, 2).predict_proba(x[:3])  # the parent runs TensorFlow
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            signal.alarm(120)  # a child that hangs (no check) is killed, and the test fails
+            messages = []
+            for work in (lambda: make_baseline("proto_net", MetaConfig(steps=1)),
+                         lambda: learner.adapt(x, y, 2), lambda: learner.predict_proba(x[:3])):
+                try:
+                    work()
+                    messages.append("no error")
+                except DENError as err:
+                    messages.append(str(err))
+            os.write(write, "\n".join(messages).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as handle:
+        messages = handle.read().split("\n")
+    os.waitpid(pid, 0)
+    stopped = [m for m in messages if "forked after its parent ran TensorFlow" in m]
+    assert len(stopped) == 3, messages
 
 
 def test_a_child_process_inherits_dens_quiet_tensorflow_start(tmp_path):

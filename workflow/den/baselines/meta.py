@@ -204,8 +204,10 @@ class MetaLearner(abc.ABC):
     fixed_length = True
 
     def __init__(self, config: MetaConfig):
-        from den._tf import tf
+        from den._tf import check_not_forked, mark_tensorflow_used, tf
 
+        check_not_forked()  # as DEN: TensorFlow's thread pools do not survive a fork
+        mark_tensorflow_used()
         self.config = config
         rng = np.random.default_rng([config.seed, 17])
         self.params = [tf.Variable(p, name=f"p{i}") for i, p in enumerate(self.init_params(rng))]
@@ -245,6 +247,9 @@ class MetaLearner(abc.ABC):
     # -- episodes -------------------------------------------------------------------------------
     def _prepare(self, x_support, x_query, rng):
         """Standardise on the support rows and bring both to the model's input length."""
+        from den._tf import check_not_forked
+
+        check_not_forked()  # before a prediction's TensorFlow work
         xs, xq = standardise(x_support, x_query)
         if self.fixed_length:
             columns = fixed_length_columns(xs.shape[1], self.config.n_inputs, rng)
@@ -302,6 +307,9 @@ class MetaLearner(abc.ABC):
         """
         import time
 
+        from den._tf import check_not_forked
+
+        check_not_forked()
         if not tasks:
             raise DENInputError(f"{self.name}: pre-training needs at least one task")
         if self.config.head == "binary" and any(t.n_classes != 2 for t in tasks):
@@ -322,6 +330,9 @@ class MetaLearner(abc.ABC):
 
     # -- a new task -----------------------------------------------------------------------------
     def _check_support(self, x_support, y_support, n_classes):
+        from den._tf import check_not_forked
+
+        check_not_forked()  # a learner built before a fork, adapted in the child, would hang
         x_support = np.asarray(x_support, np.float64)
         y_support = np.asarray(y_support)
         if x_support.ndim != 2 or len(x_support) != len(y_support):
