@@ -1,6 +1,7 @@
 """DENClassifier: scikit-learn behaviour, mixed-type tables and the documented errors."""
 
 import pickle
+import re
 import warnings
 
 import joblib
@@ -383,14 +384,18 @@ def test_a_class_too_small_for_network_adaptation_is_named_and_the_fit_is_fasts(
         DENClassifier(model=small_binary_model).fit(x[rows], three)
 
 
-@pytest.mark.parametrize("preset, setting", [
-    ("default", {"finetune_epochs": 3}),  # a calibration setting: the default adapts the network
-    ("fast", {"finetune_network_steps": 5}),
-    ("paper", {"finetune_network_learning_rate": 0.01}),
+@pytest.mark.parametrize("preset, setting, advice", [
+    ("default", {"finetune_epochs": 3}, "add variant='den' (or preset='paper')"),  # a calibration setting
+    ("fast", {"finetune_network_steps": 5}, "add variant='adapt' (or preset='default')"),
+    ("paper", {"finetune_network_learning_rate": 0.01}, "add variant='adapt' (or preset='default')"),
+    ("fast", {"finetune_epochs": 3, "finetune_network_steps": 5}, "no one variant uses them all"),
 ])
-def test_a_setting_the_presets_variant_ignores_is_refused(small_binary_model, table, preset, setting):
+def test_a_setting_the_presets_variant_ignores_is_refused(small_binary_model, table, preset, setting, advice):
+    """A setting the preset's variant would ignore is refused, with the variant (and preset)
+    that reads it: the network settings of adaptation were sent to the paper's preset."""
     frame, labels = table
-    with pytest.raises(DENInputError, match=f"{next(iter(setting))} given, but preset '{preset}'"):
+    with pytest.raises(DENInputError, match=rf"{next(iter(setting))}.* given, but preset '{preset}'.*"
+                                            rf"does not use them: {re.escape(advice)}"):
         DENClassifier(model=small_binary_model, preset=preset, **setting).fit(frame[:50], labels[:50])
 
 

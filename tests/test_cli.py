@@ -704,6 +704,10 @@ def test_a_query_of_another_separator_or_one_column_reads_its_numbers_as_written
     query = read_table(tmp_path / "query.csv", "query", like=support)
     assert query["score"].tolist() == [5.648, 4.803]
     assert query["dose"].tolist() == [1.5, 2.25]  # quoted text, in the support's format
+    plain = read_table(tmp_path / "query.csv", "support")  # the other way round: a ',' support
+    (tmp_path / "semi.csv").write_text("age;score;dose\n69;0,126;1,5\n34;4,803;2,25\n")
+    semi = read_table(tmp_path / "semi.csv", "query", like=plain)  # another writer: its own formats
+    assert semi["score"].tolist() == [0.126, 4.803] and semi["dose"].tolist() == [1.5, 2.25]
     (tmp_path / "one.csv").write_text("score;label\n0,666;yes\n1,524;no\n")
     (tmp_path / "one_query.csv").write_text("score\n0,648\n-0,197\n")
     one = read_table(tmp_path / "one.csv", "support", target="label")
@@ -901,8 +905,8 @@ def test_pretrain_errors_name_the_task_file_and_the_options_that_fix_them(tmp_pa
     assert "the multiclass head reads them whole: leave the cuts out, or give --head binary" \
         in capsys.readouterr().err
     assert main(base) == 0  # no head given: a task of three classes picks the multiclass head, said
-    assert "multiclass head (a task has more than two classes; --head binary with --multiclass-cuts K " \
-           "gives the binary head)" in capsys.readouterr().err
+    assert "multiclass head (a task has more than two classes; --multiclass-cuts K or --one-vs-rest-cuts " \
+           "K gives the binary head)" in capsys.readouterr().err
     pd.DataFrame({"a": rng.normal(size=20), "target": "x"}).to_csv(csv_tasks / "three.csv", index=False)
     assert main(common) == 2
     assert f"task file {three} has a single class; pre-training needs >= 2 classes in every task: " \

@@ -104,11 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fine-tune a pre-trained DEN on a small labelled table (the support set) "
                     "and write class predictions and probabilities for every row of a query "
                     "table. Feature columns may hold numbers, booleans, dates (2021-01-31), strings "
-                    "(categories) and blanks or '?' (missing). Files may be comma-, semicolon- "
-                    "(with decimal commas), tab- or '|'-separated, UTF-8 or Latin-1, and "
-                    "compressed (gzip, zip, xz, bzip2). The query needs "
+                    "(categories) and blanks or '?' (missing). Files may be comma-, semicolon-, tab- or "
+                    "'|'-separated (decimal commas in ';' and tab files), UTF-8, Windows-1252 or "
+                    "UTF-16, and compressed (gzip, zip, xz, bzip2). The query needs "
                     "the support's feature columns (any order); its other columns (a target, "
-                    "an id) are ignored, and copied to the output with --keep-query-columns.")
+                    "an id) are ignored, and --keep-query-columns copies all of its columns, as "
+                    "written, to the output.")
     p.add_argument("--model", metavar="PATH",
                    help="pre-trained DEN model file (from `den pretrain`); default: the model "
                         "shipped with the package for --preset (docs/model-card.md)")
@@ -173,7 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the architecture of a model file (.npz, e.g. the shipped one: `den info` "
                         "prints it) or of a JSON file of its keys (den.model.config.ModelConfig, as "
                         "`den info` prints them under \"config\"); the options below that are given "
-                        "override it, --seed sets the initialisation (default: the paper's)")
+                        "override it, and --seed (default 0) sets the initial weights (without this "
+                        "option: the paper's architecture)")
     g.add_argument("--max-classes", type=int, default=None, metavar="L",
                    help="most classes the multiclass head predicts (default: 10)")
     g.add_argument("--order", type=int, default=None, metavar="R",
@@ -430,7 +432,8 @@ def _pretrain(args) -> None:
     trained = len(model.metadata["pretrained_on"])  # after cuts of multiclass tasks
     cut = f" ({len(tasks)} before cutting multiclass tasks)" if trained != len(tasks) else ""
     why = "" if args.head or architecture.get("head") or head == "binary" else \
-        " (a task has more than two classes; --head binary with --multiclass-cuts K gives the binary head)"
+        (" (a task has more than two classes; --multiclass-cuts K or --one-vs-rest-cuts K gives the "
+         "binary head)")
     print(f"pre-trained on {trained} tasks{cut}, {head} head{why}; model written to {args.out}",
           file=sys.stderr)
 

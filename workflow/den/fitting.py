@@ -182,9 +182,13 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
                    and getattr(settings, field.name) != field.default
                    and field.name not in VARIANT_SETTINGS[variant]]
         if changed:
+            users = [v for v in VARIANTS if set(changed) <= set(VARIANT_SETTINGS[v])]
+            presets = [p for v in users for p, entry in PRESETS.items() if entry["variant"] == v]
+            each = ", ".join(f"{v}: {list(VARIANT_SETTINGS[v])}" for v in VARIANTS if VARIANT_SETTINGS[v])
+            advice = (f"add variant={users[0]!r} (or preset={presets[0]!r})" if users else
+                      f"no one variant uses them all: give those of one variant ({each})")
             raise DENInputError(f"{', '.join(changed)} given, but preset {settings.preset!r} "
-                                f"(variant {variant!r}) does not use them: add variant='den' "
-                                f"(or preset='paper') to fine-tune the calibration")
+                                f"(variant {variant!r}) does not use them: {advice}")
     den = load_model(shipped_model_path(finetune=variant == "den") if settings.model is None
                      else settings.model)
     if variant == "den" and not den.config.use_calibration:

@@ -865,7 +865,8 @@ def _number_formats(frame: pd.DataFrame, reread, sep: str, where: str,
         for column, fmt in _own_formats(frame, reread, sep, where, infer=False).items():
             if column in decided:
                 continue
-            if column not in like.columns or sep == "," or pd.api.types.is_integer_dtype(like[column]):
+            if column not in like.columns or sep == "," or not same_writer or \
+                    pd.api.types.is_integer_dtype(like[column]):  # another writer: its own formats
                 decided[column] = fmt
     numeric = [c for c in decided if not pd.api.types.is_object_dtype(frame[c])]
     raw = reread(usecols=numeric) if numeric else {}  # pandas read 2.500 as 2.5: its text is needed
