@@ -886,15 +886,16 @@ def test_dataset_inputs_name_every_local_file_a_job_reads(tmp_path):
     (tmp_path / "c.csv").write_text("x,y,target\n1,2,0\n")
     assert wc.dataset_inputs(config, "c") == [str(tmp_path / "c.csv")]
     # the entry fits the file's header at planning (a job would fail on it later)
-    for entry, message in (({"target": "lable"}, "file 'c.csv' has no label column 'lable' (its columns: "
+    csv = str(tmp_path / "c.csv")  # named by its whole path, as the config gives it under data_dir
+    for entry, message in (({"target": "lable"}, f"file {csv!r} has no label column 'lable' (its columns: "
                                                  "'x', 'y', 'target'); give the target, set datasets.c's"),
-                           ({"drop": ["z"]}, "datasets.c: file 'c.csv': no feature column 'z' to select"),
+                           ({"drop": ["z"]}, f"datasets.c: file {csv!r}: no feature column 'z' to select"),
                            ({"columns": ["x", "w"]}, "no feature column 'w' to select")):
         bad = {**config, "datasets": {**config["datasets"], "c": {**config["datasets"]["c"], **entry}}}
         with pytest.raises(wc.ConfigError, match=re.escape(message)):
             wc.dataset_inputs(bad, "c")
     (tmp_path / "c.csv").write_text("x,y,target\n")
-    with pytest.raises(wc.ConfigError, match="datasets.c: file 'c.csv' has a header but no rows"):
+    with pytest.raises(wc.ConfigError, match=re.escape(f"datasets.c: file {csv!r} has a header but no rows")):
         wc.dataset_inputs(config, "c")
     (tmp_path / "c.csv").write_text("x,y,target\n1,2,0\n")
     assert wc.dataset_inputs(config, "absolute") == ["/elsewhere/a.csv"]

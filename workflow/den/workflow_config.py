@@ -300,32 +300,34 @@ def expand_dataset_directories(config: dict) -> None:
         config["shipped"]["pretrain_on"] = expand(config["shipped"]["pretrain_on"])
 
 
-def _check_header(path, entry: dict, where: str, fixes: str) -> None:
+def _check_header(path, entry: dict, where: str, fixes: str, file: str | None = None) -> None:
     """A csv dataset's file reads as a table with rows, the label column and the feature
     columns its entry names (``drop``, ``columns``), at planning rather than in its job (a
     manifest, an empty file, another label column, a misspelt column). ``where`` names the
-    entry, ``fixes`` says what to change."""
+    entry, ``fixes`` says what to change, ``file`` the file (default: its name, as in its
+    directory)."""
     from den.data.encoding import read_table_head
     from den.data.sources import DENDataError, select_columns
     from den.errors import DENInputError
 
+    file = file or path.name
     target = entry.get("target", "target")
     try:  # as the dataset's job reads it (den.data.sources: read_table), from the first bytes
         head = read_table_head(path, sep=entry.get("sep"))
     except DENInputError as err:  # empty, binary or not a table
-        raise ConfigError(f"{where}: file {path.name!r} is not a readable table ({err.__cause__ or err}); "
+        raise ConfigError(f"{where}: file {file!r} is not a readable table ({err.__cause__ or err}); "
                           f"{fixes}") from None
     columns = list(head.columns)
     if target not in columns:
         shown = ", ".join(map(repr, columns[:8])) + (" ..." if len(columns) > 8 else "")
-        raise ConfigError(f"{where}: file {path.name!r} has no label column {target!r} (its columns: "
+        raise ConfigError(f"{where}: file {file!r} has no label column {target!r} (its columns: "
                           f"{shown}); give the target, {fixes}")
     try:
-        select_columns(head, target, entry, f"{where}: file {path.name!r}")
+        select_columns(head, target, entry, f"{where}: file {file!r}")
     except DENDataError as err:
         raise ConfigError(f"{err}; {fixes}") from None
     if head.empty:
-        raise ConfigError(f"{where}: file {path.name!r} has a header but no rows; {fixes}")
+        raise ConfigError(f"{where}: file {file!r} has a header but no rows; {fixes}")
 
 
 def known_datasets(config: dict) -> set[str]:
@@ -635,7 +637,8 @@ def dataset_inputs(config: dict, name: str, section: str = "datasets") -> list[s
         from pathlib import Path
 
         _check_header(Path(files[0]), spec, f"{section}.{name}",
-                      f"set {section}.{name}'s target, sep, columns and drop as the file has them")
+                      f"set {section}.{name}'s target, sep, columns and drop as the file has them",
+                      file=files[0])
     return files
 
 
