@@ -950,6 +950,37 @@ def test_read_table_reads_a_pipe_once_and_finds_the_separator_by_fields(tmp_path
         with pytest.raises(DENInputError, match=rf"{name}' is not a readable CSV file: it is an Excel "
                                                 r"workbook.*save the sheet as CSV"):
             read_table(tmp_path / name)
+    from den.data.encoding import read_table_head
+
+    with zipfile.ZipFile(tmp_path / "empty.zip", "w"):
+        pass
+    broken = bytearray(gzip.compress(b"a,b\n" + b"1,2\n" * 5000))
+    broken[20:40] = bytes(20)
+    (tmp_path / "broken.gz").write_bytes(bytes(broken))
+    for name, message in (("empty.zip", "a zip file must hold one CSV file, this one holds 0"),
+                          ("broken.gz", "is not a readable CSV file")):
+        for read in (read_table, read_table_head):
+            with pytest.raises(DENInputError, match=message):
+                read(tmp_path / name)
+    # a separator of several characters or a regular expression (UCI files), as pandas reads it
+    (tmp_path / "spaced.data").write_text("a  b   target\n1.5 2 yes\n2.5  3 no\n")
+    assert read_table(tmp_path / "spaced.data", sep=r"\s+", target="target").to_dict("list") == \
+        {"a": [1.5, 2.5], "b": [2, 3], "target": ["yes", "no"]}
+    (tmp_path / "colons.data").write_text("a::target\n1::yes\n2::no\n")
+    assert list(read_table_head(tmp_path / "colons.data", sep="::").columns) == ["a", "target"]
+    # a header written decomposed (e + a combining accent, as macOS writes it) names the composed
+    # column; written both ways it is one name twice
+    import unicodedata
+
+    nfd = unicodedata.normalize("NFD", "café;Größe;label\n1,5;2;oui\n2,5;3;non\n")
+    (tmp_path / "nfd.csv").write_text(nfd)
+    frame, written = read_table(tmp_path / "nfd.csv", target="label", written=True)
+    assert list(frame.columns) == list(written.columns) == ["café", "Größe", "label"]
+    assert frame["café"].tolist() == [1.5, 2.5]
+    assert list(read_table_head(tmp_path / "nfd.csv").columns)[0] == "café"
+    (tmp_path / "twice.csv").write_text("café," + unicodedata.normalize("NFD", "café") + "\n1,2\n")
+    with pytest.raises(DENInputError, match="more than one column named 'café'"):
+        read_table(tmp_path / "twice.csv")
 
 
 def test_read_table_reads_numbers_with_thousands_grouped_and_drops_a_trailing_separator(tmp_path):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import hashlib
+import itertools
 import os
 import re
 
@@ -62,10 +63,13 @@ def check_repeated_options(argv: list[str]) -> None:
     """
     if not argv or "snakemake" not in argv[0]:  # .../bin/snakemake or .../snakemake/__main__.py
         return
-    for option, spellings, example in (("--configfile", ("--configfile", "--configfiles"),
-                                         "--configfile config/paper.yaml mine.yaml"),
-                                        ("--config", ("--config", "-C"), "--config seed=3 data_dir=/data")):
-        given = [arg.split("=", 1)[0] for arg in argv[1:] if arg.split("=", 1)[0] in spellings]
+    options = list(itertools.takewhile(lambda arg: arg != "--", argv[1:]))  # after "--": targets
+    for option, is_it, example in (
+            ("--configfile", lambda name: name.startswith("--configf"),  # argparse's abbreviations too
+             "--configfile config/paper.yaml mine.yaml"),
+            ("--config", lambda name: name in ("--config", "--confi") or
+             (name.startswith("-C") and not name.startswith("--")), "--config seed=3 data_dir=/data")):
+        given = [arg for arg in options if arg.startswith("-") and is_it(arg.split("=", 1)[0])]
         if len(given) > 1:
             raise ConfigError(f"{option} is given {len(given)} times; Snakemake keeps only the last "
                               f"one, silently dropping the others: give every value after one "

@@ -165,7 +165,11 @@ def _without_markers(series: pd.Series) -> pd.Series:
     """``series`` with its ``MISSING_MARKERS`` texts as missing (a column of numbers or dates)."""
     if _is_numeric(series) or _temporal_kind(series) or pd.api.types.is_bool_dtype(series):
         return series
-    return series.mask(series.map(_is_marker).astype(bool))
+    try:  # vectorised: a value that is not text is no marker (its .str result is missing)
+        marked = series.str.strip().str.lower().isin(MISSING_MARKERS)
+    except AttributeError:  # no text at all (dates, Decimals): no marker either
+        return series
+    return series.mask(np.asarray(marked, dtype=bool))
 
 
 def _numeric_cell(v):
@@ -513,9 +517,11 @@ def _category_key(v) -> tuple:
     (2 before 10, "2" before "10": the order of a column of 1, 2, 10 and "a" does not depend on
     whether its numbers came as numbers or as a CSV file's text), other values by their text."""
     number = _number(v)
-    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) \
-            and np.isfinite(v):
-        number = float(v)
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)):
+        try:
+            number = float(v) if np.isfinite(float(v)) else None
+        except OverflowError:  # an int beyond float range (10**400): by its text
+            number = None
     return (str(type(v)), number is None, 0.0 if number is None else number, str(v))
 
 
@@ -643,7 +649,8 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
 # The separators a CSV file may use; the first lines decide (``_separator``).
 _SEPARATORS = (",", ";", "\t", "|")
 # Compressed files, known by their first bytes (pandas would go by the file name's extension).
-_MAGIC = {b"\x1f\x8b": "gzip", b"PK\x03\x04": "zip", b"\xfd7zXZ\x00": "xz", b"BZh": "bz2"}
+_MAGIC = {b"\x1f\x8b": "gzip", b"PK\x03\x04": "zip", b"PK\x05\x06": "zip", b"\xfd7zXZ\x00": "xz",
+          b"BZh": "bz2"}  # PK 05 06: an empty zip archive
 _HEAD_BYTES = 1 << 20  # what separator detection and the header check read
 # A number written with a decimal comma (12,5), as Excel writes ';' files in such locales.
 _DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
@@ -689,29 +696,25 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
     where = f"{what} file {str(path)!r}"
     try:
         with open(path, "rb") as handle:
-            data = _decompress(handle.read(), str(path))
-        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 (Excel's "Unicode text")
-            data = data.decode("utf-16").encode("utf-8")
+            data = _utf8(_decompress(handle.read(), str(path)))
         head = data[:_HEAD_BYTES].decode("utf-8-sig", errors="ignore")
         # a one-column query shows no separator of its own: it is its support's (0,5 in a ';' file)
         sep = sep or _separator(head, "," if like is None else like.attrs.get("separator", ","))
         # data lines ending in the separator under a header that does not: pandas would take
         # the first column for row names and shift every other one left
         index_col = False if _trailing_separator(_records(head, sep, 50)) else None
-        frame = pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig", encoding_errors=_LEGACY_BYTES,
-                            index_col=index_col, na_values=na_values)
+        frame = pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig", index_col=index_col,
+                            na_values=na_values, engine=_engine(sep))
     except FileNotFoundError as err:
         raise DENInputError(f"{where} does not exist") from err
     except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError, EOFError, ValueError) as err:
         raise DENInputError(f"{where} is not a readable CSV file: {err}") from err
-    if not data.isascii():  # accents composed one way (macOS writes e + combining accent)
-        frame = _composed(frame)
-    header = _records(data[:_HEAD_BYTES].decode("utf-8-sig", errors=_LEGACY_BYTES), sep, 1)
+    header = _records(data[:_HEAD_BYTES].decode("utf-8-sig", errors="replace"), sep, 1)
     _check_unique([name for name in (header[0] if header else []) if name], where)  # blanks: "Unnamed: j"
     frame = _drop_trailing_blank_columns(frame, set() if like is None else set(like.columns))
     def reread(usecols, **options):  # columns of this file as text
-        return pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig", encoding_errors=_LEGACY_BYTES,
-                           dtype=str, usecols=usecols, index_col=index_col, **options)
+        return pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig", dtype=str, usecols=usecols,
+                           index_col=index_col, engine=_engine(sep), **options)
 
     frame = _number_formats(frame, reread, sep, where, like)
     frame.attrs["separator"] = sep
@@ -736,6 +739,7 @@ def read_table_head(path, what: str = "table", sep: str | None = None, rows: int
     import io
     import lzma
     import zipfile
+    import zlib
 
     where = f"{what} file {str(path)!r}"
     try:
@@ -750,19 +754,18 @@ def read_table_head(path, what: str = "table", sep: str | None = None, rows: int
                 (bz2.open if method == "bz2" and str(path).lower().endswith(".bz2") else open)
             with opener(path, "rb") as handle:
                 data = handle.read(_HEAD_BYTES)
-        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-            data = data.decode("utf-16", errors="ignore").encode("utf-8")
         if len(data) == _HEAD_BYTES and b"\n" in data:
             data = data[:data.rindex(b"\n") + 1]  # whole lines only
+        data = _utf8(data)
         head = data.decode("utf-8-sig", errors="ignore")
         sep = sep or _separator(head)
         index_col = False if _trailing_separator(_records(head, sep, 50)) else None
-        return pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig", encoding_errors=_LEGACY_BYTES,
-                           index_col=index_col, nrows=rows)
+        return pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig", index_col=index_col, nrows=rows,
+                           engine=_engine(sep))
     except FileNotFoundError as err:
         raise DENInputError(f"{where} does not exist") from err
     except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError, EOFError, ValueError,
-            lzma.LZMAError, zipfile.BadZipFile) as err:
+            lzma.LZMAError, zipfile.BadZipFile, zlib.error) as err:
         raise DENInputError(f"{where} is not a readable CSV file: {err}") from err
 
 
@@ -945,20 +948,28 @@ def _shows_format(texts: pd.Series, name: str, sep: str) -> bool:
     return bool(decimal.any())
 
 
-def _composed(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with its column names and text cells in Unicode's composed form (NFC): "café"
-    written as "cafe" and a combining accent (as macOS exports it) is the support's "café",
-    not an unseen category, and a header "Größe" so written names the same column."""
+def _utf8(data: bytes) -> bytes:
+    """A CSV file's bytes as UTF-8 in Unicode's composed form (NFC), what ``read_table`` parses:
+    UTF-16 with its byte-order mark (Excel's "Unicode text") decoded; any other text read as
+    UTF-8, each byte that is not read as Windows-1252, else Latin-1 (``_legacy_bytes``); accents
+    composed, so that "café" written as "cafe" and a combining accent (as macOS exports it) is
+    the support's "café", not an unseen category, and a header "Größe" so written names the
+    same column. Pure ASCII is returned as it is."""
     import unicodedata
 
-    def nfc(value):
-        return unicodedata.normalize("NFC", value) if isinstance(value, str) else value
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        text = data.decode("utf-16", errors="replace")
+    elif data.isascii():
+        return data
+    else:
+        text = data.decode("utf-8-sig", errors=_LEGACY_BYTES)
+    return unicodedata.normalize("NFC", text).encode("utf-8")
 
-    frame = frame.rename(columns=nfc)
-    for column in frame.columns:  # a CSV file's text columns hold strings and NaN alone
-        if pd.api.types.is_object_dtype(frame[column]) or pd.api.types.is_string_dtype(frame[column]):
-            frame[column] = frame[column].str.normalize("NFC")
-    return frame
+
+def _engine(sep: str) -> str | None:
+    """pandas' parser for separator ``sep``: the fast C parser for one character, the Python
+    one for a longer separator or a regular expression ('\\s+', '::' in UCI files)."""
+    return None if len(sep) == 1 else "python"
 
 
 def _legacy_bytes(error: UnicodeDecodeError) -> tuple[str, int]:
@@ -1010,11 +1021,14 @@ def _decompress(data: bytes, name: str) -> bytes:
 
 
 def _records(text: str, sep: str, count: int) -> list[list[str]]:
-    """The first ``count`` records of CSV ``text`` split by ``sep`` (quotes respected)."""
+    """The first ``count`` records of CSV ``text`` split by ``sep`` (quotes respected; a
+    longer separator or a regular expression splits each line as pandas' Python parser does)."""
     import csv
     import io
     import itertools
 
+    if len(sep) != 1:
+        return [re.split(sep, line.strip()) for line in text.splitlines()[:count]]
     try:
         return list(itertools.islice(csv.reader(io.StringIO(text), delimiter=sep), count))
     except csv.Error:
