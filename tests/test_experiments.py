@@ -610,6 +610,23 @@ def test_a_target_of_no_experiment_names_the_experiments_there_are():
         figure_score_files(config, "t")
 
 
+def test_repeated_config_options_are_found_in_every_spelling():
+    """Snakemake keeps the last of a repeated --configfile/--config, in any spelling argparse
+    takes (=value, an abbreviation, -C); targets after '--' and other programs' command lines
+    are not options."""
+    from den.workflow_config import ConfigError, check_repeated_options
+
+    for argv in (["snakemake", "--configfile=a.yaml", "--configfiles", "b.yaml"],
+                 ["/x/snakemake/__main__.py", "--configf", "a", "--configfile", "b"],
+                 ["snakemake", "-Ca=1", "--config", "b=2"]):
+        with pytest.raises(ConfigError, match="is given 2 times; Snakemake keeps only the last one"):
+            check_repeated_options(argv)
+    for argv in (["snakemake", "--configfile", "a.yaml", "b.yaml", "--config", "x=1", "y=2"],
+                 ["snakemake", "--", "--configfile", "--configfile"],
+                 ["pytest", "--config", "a", "--config", "b"], []):
+        check_repeated_options(argv)
+
+
 def test_a_dataset_key_its_source_does_not_read_stops_the_planning():
     """rows on a csv entry (it even entered the support-size check) or path on a sklearn one
     would be ignored: the dry run names the key and the source's keys."""
