@@ -691,34 +691,28 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
     e.g. to copy an id column 00017 unchanged. ``sep``: the separator, where the file's is not
     to be found from its lines; ``na_values``: further texts that mean a missing value.
     """
-    import io
-
     where = f"{what} file {str(path)!r}"
     try:
         with open(path, "rb") as handle:
             data = _utf8(_decompress(handle.read(), str(path)))
-        head = data[:_HEAD_BYTES].decode("utf-8-sig", errors="ignore")
         # a one-column query shows no separator of its own: it is its support's (0,5 in a ';' file)
-        sep = sep or _separator(head, "," if like is None else like.attrs.get("separator", ","))
-        # data lines ending in the separator under a header that does not: pandas would take
-        # the first column for row names and shift every other one left
-        index_col = False if _trailing_separator(_records(head, sep, 50)) else None
-        frame = pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig", index_col=index_col,
-                            na_values=na_values, engine=_engine(sep))
+        alone = "," if like is None else like.attrs.get("separator", ",")
+        sep, index_col, records = _layout(data, sep, alone)
+        frame = _parse(data, sep, index_col, na_values=na_values)
     except FileNotFoundError as err:
         raise DENInputError(f"{where} does not exist") from err
     except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError, EOFError, ValueError) as err:
         raise DENInputError(f"{where} is not a readable CSV file: {err}") from err
-    header = _records(data[:_HEAD_BYTES].decode("utf-8-sig", errors="replace"), sep, 1)
-    _check_unique([name for name in (header[0] if header else []) if name], where)  # blanks: "Unnamed: j"
+    _check_unique([name for name in (records[0] if records else []) if name], where)  # blanks: "Unnamed: j"
     frame = _drop_trailing_blank_columns(frame, set() if like is None else set(like.columns))
     def reread(usecols, **options):  # columns of this file as text
-        return pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig", dtype=str, usecols=usecols,
-                           index_col=index_col, engine=_engine(sep), **options)
+        return _parse(data, sep, index_col, dtype=str, usecols=usecols, **options)
 
     frame = _number_formats(frame, reread, sep, where, like)
     frame.attrs["separator"] = sep
-    if target is not None and target in frame.columns:
+    # the labels' text is needed where reading lost some: labels read as numbers or as missing
+    if target is not None and target in frame.columns and \
+            (frame[target].dtype.kind in "fiu" or frame[target].isna().any()):
         frame[target] = _label_texts(frame[target], reread([target], keep_default_na=False)[target],
                                      f"{where} column {target!r}")
     if written:
@@ -736,7 +730,6 @@ def read_table_head(path, what: str = "table", sep: str | None = None, rows: int
     """
     import bz2
     import gzip
-    import io
     import lzma
     import zipfile
     import zlib
@@ -757,11 +750,8 @@ def read_table_head(path, what: str = "table", sep: str | None = None, rows: int
         if len(data) == _HEAD_BYTES and b"\n" in data:
             data = data[:data.rindex(b"\n") + 1]  # whole lines only
         data = _utf8(data)
-        head = data.decode("utf-8-sig", errors="ignore")
-        sep = sep or _separator(head)
-        index_col = False if _trailing_separator(_records(head, sep, 50)) else None
-        return pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig", index_col=index_col, nrows=rows,
-                           engine=_engine(sep))
+        sep, index_col, _ = _layout(data, sep)
+        return _parse(data, sep, index_col, nrows=rows)
     except FileNotFoundError as err:
         raise DENInputError(f"{where} does not exist") from err
     except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError, EOFError, ValueError,
@@ -966,10 +956,26 @@ def _utf8(data: bytes) -> bytes:
     return unicodedata.normalize("NFC", text).encode("utf-8")
 
 
-def _engine(sep: str) -> str | None:
-    """pandas' parser for separator ``sep``: the fast C parser for one character, the Python
-    one for a longer separator or a regular expression ('\\s+', '::' in UCI files)."""
-    return None if len(sep) == 1 else "python"
+def _layout(data: bytes, sep: str | None, alone: str = ",") -> tuple[str, bool | None, list[list[str]]]:
+    """(separator, pandas' ``index_col``, the first 50 records) of a CSV file's UTF-8 ``data``
+    (``_utf8``), from its first lines: ``sep`` where given, else ``_separator`` (``alone`` for a
+    file of one column); ``index_col`` False where data lines end in the separator under a
+    header that does not (pandas would take the first column for row names and shift every
+    other one left)."""
+    head = data[:_HEAD_BYTES].decode("utf-8-sig", errors="replace")  # a cut character at the end
+    sep = sep or _separator(head, alone)
+    records = _records(head, sep, 50)
+    return sep, (False if _trailing_separator(records) else None), records
+
+
+def _parse(data: bytes, sep: str, index_col: bool | None, **options) -> pd.DataFrame:
+    """pandas' reading of a CSV file's UTF-8 ``data`` with the layout ``_layout`` found: the
+    fast C parser for a one-character separator, the Python one for a longer separator or a
+    regular expression ('\\s+', '::' in UCI files); ``options`` go to ``pd.read_csv``."""
+    import io
+
+    return pd.read_csv(io.BytesIO(data), sep=sep, encoding="utf-8-sig", index_col=index_col,
+                       engine=None if len(sep) == 1 else "python", **options)
 
 
 def _legacy_bytes(error: UnicodeDecodeError) -> tuple[str, int]:
