@@ -538,7 +538,7 @@ def test_model_settings_are_checked_when_the_jobs_are_planned():
             ({"finetune": {"early_stopping": True, "ensemble": 3, "network_steps": 5}},
              "finetune: .*network_steps"),
             # the top-level section is named as itself, not as an experiment that has none
-            ({"pretrain": {"covariates_min": 30}}, r"^pretrain: .*covariates_min must be <="),
+            ({"pretrain": {"covariates_min": 30}}, r"^pretrain: .*covariates_min 30 > covariates_max 25"),
             ({"pretrain": {"support_rows": 64, "support_rows_min": 100}}, r"^pretrain: .*support_rows_min"),
             ({"experiments": {"t": {**config["experiments"]["t"], "pretrain": {"support_rows_min": 300}}}},
              r"^experiments.t.pretrain \(over the pretrain section\): .*support_rows_min"),
@@ -813,9 +813,11 @@ def test_an_experiments_pretrain_and_baselines_settings_reach_only_its_own_pre_t
         assert index[path.format("twin")] == index[path.format("sampled")]  # alike: one job
         assert index[path.format("whole")] != index[path.format("sampled")]
         assert index[path.format("whole")].startswith(f"results/models/pretrained/{kind}/all.")
-    config["experiments"]["whole"]["pretrain"] = {"covariates_min": 60}
-    with pytest.raises(ConfigError, match="whole.pretrain: covariates_min 60 > covariates_max 50"):
-        experiments(config)
+    config["experiments"]["whole"]["pretrain"] = {"covariates_min": 60}  # merged over the top level's 50
+    with pytest.raises(ConfigError, match=r"experiments.whole.pretrain \(over the pretrain section\): "
+                                          r"invalid pre-training config: covariates_min 60 > "
+                                          r"covariates_max 50"):
+        model_index(config)
     config["experiments"]["whole"]["pretrain"] = {"seeds": 2}  # members are a top-level setting
     with pytest.raises(WorkflowError):
         validate(config, schema)

@@ -448,7 +448,6 @@ def experiments(config: dict) -> dict[str, dict]:
         _check_reference(name, full)
         _check_layout(name, full)
         _check_binary_pretraining(name, full, config)
-        _check_overrides(name, full, config)
         if leave_one_out(full) and len(full["datasets"]) < 2:
             raise ConfigError(f"experiments.{name}: leave-one-dataset-out needs >= 2 datasets "
                               f"(or give pretrain_on without 'others')")
@@ -460,20 +459,6 @@ def experiments(config: dict) -> dict[str, dict]:
                               f"give pretrain_on")
         out[name] = full
     return out
-
-
-def _check_overrides(name: str, full: dict, config: dict) -> None:
-    """An experiment's ``pretrain`` and ``baselines`` settings, merged over the top-level
-    sections (PretrainConfig's and MetaConfig's defaults of 1 and 25 where neither gives
-    them), sample C from a non-empty range: covariates_min <= covariates_max."""
-    for section in ("pretrain", "baselines"):
-        if not full.get(section):
-            continue
-        merged = {"covariates_min": 1, "covariates_max": 25, **(config.get(section) or {}), **full[section]}
-        if merged["covariates_min"] > merged["covariates_max"]:
-            raise ConfigError(f"experiments.{name}.{section}: covariates_min {merged['covariates_min']} "
-                              f"> covariates_max {merged['covariates_max']} (merged over the top-level "
-                              f"'{section}')")
 
 
 def _check_same_files(name: str, full: dict, config: dict) -> None:
