@@ -13,3 +13,7 @@ TensorFlow is imported lazily (only when a model is built), so ``import den`` is
 """
 
 __version__ = "0.1.0"
+
+from den._dependencies import check_versions as _check_versions
+
+_check_versions()  # pandas, scikit-learn, ... at least the versions den declares (clear error if not)

@@ -211,7 +211,8 @@ def _parse_dates(series: pd.Series, where: str = "") -> pd.Series:
     parsed = pd.to_datetime(series, utc=True, errors="coerce", format="ISO8601")
     failed = (series.notna() & parsed.isna()).to_numpy()
     if failed.any():
-        parsed[failed] = _other_dates(series[failed].astype(str), where).to_numpy()
+        other = _other_dates(series[failed].astype(str), where)  # indexed by the failed positions
+        parsed = parsed.mask(failed, other)  # aligned on the index; the dtype stays a date's
     parsed.index = index
     return parsed
 
