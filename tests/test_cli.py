@@ -2,6 +2,7 @@
 
 import json
 import re
+import sys
 import warnings
 
 import numpy as np
@@ -1058,3 +1059,74 @@ def test_read_table_number_formats_are_the_supports_in_its_query_and_never_misre
     assert odd["a"].tolist() == ["١,٢٣٤.5", "7"] and odd["b"].tolist() == [1.2345678901234568e20, 1000.5]
     (tmp_path / "rownames.csv").write_text('x,y\nr1,"1,234.5",2\nr1,"2,000.5",3\n')  # R's row names, twice
     assert read_table(tmp_path / "rownames.csv")["x"].tolist() == [1234.5, 2000.5]
+
+
+def test_out_may_not_be_the_support_or_the_query_file(tmp_path, model_and_tables, capsys):
+    """`--out` naming an input (or a link to it) would replace the labelled rows with predictions."""
+    model, support, query = model_and_tables
+    (tmp_path / "link.csv").symlink_to(support)
+    kept = {path: path.read_bytes() for path in (support, query)}
+    for out, what in ((support, "support"), (query, "query"), (tmp_path / "link.csv", "support")):
+        assert main(_predict_args(model, support, query, out)) == 2
+        assert re.search(f"--out '.*' is the {what} file; the predictions would replace it",
+                         capsys.readouterr().err)
+    assert {path: path.read_bytes() for path in kept} == kept
+
+
+def test_an_out_name_ending_gz_bz2_xz_or_zip_is_compressed_so(tmp_path, model_and_tables):
+    import zipfile
+
+    model, support, query = model_and_tables
+    assert main(_predict_args(model, support, query, tmp_path / "plain.csv")) == 0
+    plain = pd.read_csv(tmp_path / "plain.csv")
+    for ending, magic in ((".gz", b"\x1f\x8b"), (".bz2", b"BZh"), (".xz", b"\xfd7zXZ"), (".zip", b"PK")):
+        out = tmp_path / f"pred.csv{ending}"
+        assert main(_predict_args(model, support, query, out)) == 0
+        assert out.read_bytes().startswith(magic), ending
+        pd.testing.assert_frame_equal(pd.read_csv(out), plain)
+    assert zipfile.ZipFile(tmp_path / "pred.csv.zip").namelist() == ["pred.csv"]
+
+
+def test_a_large_query_shows_progress_and_the_same_predictions(tmp_path, model_and_tables, capsys,
+                                                               monkeypatch):
+    import den.train.finetune
+
+    model, support, query = model_and_tables
+    assert main(_predict_args(model, support, query, tmp_path / "whole.csv")) == 0
+    assert "predict " not in capsys.readouterr().err  # 60 rows: one block, no progress line
+    monkeypatch.setattr(den.train.finetune, "PROGRESS_BLOCK_ROWS", 16)
+    assert main(_predict_args(model, support, query, tmp_path / "blocks.csv")) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("predict ")]
+    assert lines and lines[-1].startswith("predict 60/60 100% |") and "rows/s" in lines[-1], lines
+    whole, blocks = pd.read_csv(tmp_path / "whole.csv"), pd.read_csv(tmp_path / "blocks.csv")
+    assert (whole["prediction"] == blocks["prediction"]).all()
+    np.testing.assert_allclose(blocks.filter(like="proba_").to_numpy(),
+                               whole.filter(like="proba_").to_numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigterm_while_writing_leaves_nothing_behind(tmp_path):
+    """SIGTERM (a scheduler's limit, a kill) while `den predict` writes its output ends the
+    command with 143 and one line, and leaves neither the output nor its temporary file."""
+    import subprocess
+
+    out = tmp_path / "pred.csv"
+    program = f"""
+import os, signal
+import den.cli
+from den.io import atomic_write
+
+def predict(args):
+    with atomic_write(args.out, "w") as handle:
+        handle.write("prediction\\n")
+        handle.flush()
+        os.kill(os.getpid(), signal.SIGTERM)
+        handle.write("never\\n")
+
+den.cli._predict = predict
+print(den.cli.main({_predict_args("m.npz", "s.csv", "q.csv", out)!r}))
+"""
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.split() == ["143"], (run.returncode, run.stdout, run.stderr)
+    assert run.stderr.strip().splitlines()[-1].startswith("den predict: stopped by SIGTERM")
+    assert list(tmp_path.iterdir()) == []

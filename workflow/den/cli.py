@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib.metadata
 import json
 import os
 import re
 import shutil
+import signal
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -128,14 +131,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "in any file, as when the query is split into parts)")
     p.add_argument("--out", required=True, metavar="CSV",
                    help="output: one row per query row with 'prediction' and 'proba_<class>' "
-                        "columns, written atomically (nothing is written on error); '-' writes "
-                        "to standard output")
+                        "columns, written atomically (nothing is written on error); a name ending "
+                        ".gz, .bz2, .xz or .zip is compressed so; '-' writes to standard output")
     p.add_argument("--keep-query-columns", action="store_true",
                    help="copy the query's columns into the output before the predictions, as the "
                         "query file writes them (an id 007 stays 007)")
     p.add_argument("--chunk-rows", type=int, metavar="N",
-                   help="query rows scored at once; bounds memory for huge query files "
-                        "(default: chosen from the number of features)")
+                   help="query rows the network scores at once, which bounds its working memory "
+                        "(default: chosen from the number of features); the query file itself is "
+                        "read whole, about 0.5 KB a row")
     p.add_argument("--min-support-rows", type=int, default=10, metavar="N",
                    help="refuse support sets with fewer labelled rows (default: 10)")
     _add_finetune_options(p)
@@ -244,10 +248,58 @@ class _Interrupted(Exception):
     """Ctrl-C during a command; the message says what was kept and how to go on."""
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM during a command (a scheduler's time limit or cancel, a ``kill``)."""
+
+
+@contextlib.contextmanager
+def _sigterm_stops():
+    """While the block runs, SIGTERM raises ``_Terminated`` where it has its default action
+    (which would end the process at once, leaving the temporary file of an output being
+    written), so that ``den.io.atomic_write`` removes it and the command exits with one line.
+    Main thread only. Marked ``replaceable``: pre-training's own handler (which finishes the
+    step under way and checkpoints it) takes over while it runs."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
+        yield
+        return
+
+    def stop(signum, frame):
+        raise _Terminated
+
+    stop.replaceable = True
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _write_error(what: str, path, err: OSError) -> OSError:
     """An OSError that names the output, why writing it failed, and that it is unchanged."""
     return OSError(f"writing {what} {str(path)!r} failed ({err.strerror or err}); nothing was "
                    f"written to it")
+
+
+# Output names whose ending asks for compression (pandas' names for the methods).
+_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip"}
+
+
+def _compression(path: str) -> dict | None:
+    """pandas' ``compression`` for an output name by its ending (None: plain text); a zip
+    archive holds one file named as the output less ".zip" (preds.csv.zip: preds.csv)."""
+    method = _COMPRESSION.get(Path(path).suffix.lower())
+    if method is None:
+        return None
+    return {"method": method, **({"archive_name": Path(path).stem} if method == "zip" else {})}
+
+
+def _same_file(path: str, other: str) -> bool:
+    """Whether ``path`` exists and is the file ``other`` (links and other spellings followed)."""
+    try:
+        return os.path.samefile(path, other)
+    except (OSError, ValueError):
+        return False
 
 
 def _predict(args) -> None:
@@ -262,6 +314,11 @@ def _predict(args) -> None:
     to_stdout = args.out == "-"
     if not to_stdout:
         check_output_path(args.out, "--out")
+        for what, path in (("support", args.support), ("query", args.query)):
+            if _same_file(args.out, path):
+                raise DENInputError(f"--out {args.out!r} is the {what} file; the predictions would "
+                                    f"replace it: write them to another file")
+        compression = _compression(args.out)
     support = read_table(args.support, "support", target=args.target)
     features, labels = split_target(support, args.target, f"support file {args.support!r}")
     # the support's number formats; columns copied to the output as the file writes them (an id 007)
@@ -287,7 +344,8 @@ def _predict(args) -> None:
     with warnings.catch_warnings():  # with support_and_query, the fit read the query file already
         if transductive:
             warnings.simplefilter("ignore", DENInputWarning)
-        proba = table.proba(query_features, args.chunk_rows, query_name=f"query file {args.query!r}")
+        proba = table.proba(query_features, args.chunk_rows, query_name=f"query file {args.query!r}",
+                            progress="stderr")
     out = pd.DataFrame({"prediction": table.classes[proba.argmax(axis=1)]})
     for k, label in enumerate(table.classes):
         out[f"proba_{label}"] = proba[:, k]
@@ -302,8 +360,8 @@ def _predict(args) -> None:
         out.to_csv(sys.stdout, index=False)
     else:
         try:
-            with atomic_write(args.out, "w") as handle:
-                out.to_csv(handle, index=False)
+            with atomic_write(args.out, "w" if compression is None else "wb") as handle:
+                out.to_csv(handle, index=False, compression=compression)
         except OSError as err:  # e.g. a full disk or a file-size limit
             raise _write_error("--out", args.out, err) from None
     print(f"wrote {len(out)} predictions to {'standard output' if to_stdout else args.out}",
@@ -471,7 +529,8 @@ def _show_warning(command, message, category, filename, lineno, file=None, line=
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 done, 2 an error, 130 interrupted by
-    Ctrl-C; 1 a system error such as a full disk; no command: the help and 2). Errors and
+    Ctrl-C, 143 stopped by SIGTERM; 1 a system error such as a full disk; no command: the help
+    and 2). Errors and
     interruptions print one line, no traceback."""
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -481,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handler = {"predict": _predict, "pretrain": _pretrain, "info": _info}[args.command]
     try:
-        with warnings.catch_warnings():  # a warning about the input: one line, as errors are
+        with _sigterm_stops(), warnings.catch_warnings():  # a warning about the input: one line
             warnings.simplefilter("always", DENInputWarning)
             warnings.showwarning = functools.partial(_show_warning, args.command)
             handler(args)
@@ -496,6 +555,10 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:  # the disk, a quota or a file-size limit; the output is untouched
         print(f"den {args.command}: error: {err}", file=sys.stderr)
         return 1
+    except _Terminated:
+        print(f"den {args.command}: stopped by SIGTERM (a scheduler's limit or cancel, or a kill); "
+              f"nothing was written", file=sys.stderr)
+        return 143
     except (_Interrupted, KeyboardInterrupt) as stop:
         newline = "\n" if sys.stderr.isatty() else ""  # after a progress line redrawn in place
         print(f"{newline}den {args.command}: {str(stop) or 'interrupted'}", file=sys.stderr)

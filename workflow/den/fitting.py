@@ -109,10 +109,14 @@ class FittedTable:
     classes: np.ndarray
     n_features: int
 
-    def proba(self, X, chunk_rows: int | None = None, query_name: str = "query") -> np.ndarray:
+    def proba(self, X, chunk_rows: int | None = None, query_name: str = "query",
+              progress=None) -> np.ndarray:
         """(m, L) class probabilities of the query table X (m rows, the support's columns);
-        warnings and errors about its values name it ``query_name`` (e.g. its file)."""
-        return self.fitted.proba(encode_query(self.encoder, X, query_name=query_name), chunk_rows)
+        warnings and errors about its values name it ``query_name`` (e.g. its file).
+        ``progress``: a stream (or "stderr") for a progress line on a large query
+        (``FittedTask.proba``); None is silent."""
+        return self.fitted.proba(encode_query(self.encoder, X, query_name=query_name), chunk_rows,
+                                 progress=progress)
 
 
 _LOADED: dict[tuple[str, float, int], DEN] = {}

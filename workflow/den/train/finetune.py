@@ -11,6 +11,7 @@ early stopping) then run in one compiled call, ``DEN.finetune_fn``.
 from __future__ import annotations
 
 import dataclasses
+from typing import TextIO
 
 import numpy as np
 
@@ -33,6 +34,10 @@ def adapt_config(seed: int = 0, ensemble: int = 1, steps: int = ADAPT_NETWORK_ST
     return FinetuneConfig(epochs=0, seed=seed, ensemble=ensemble, network_steps=steps,
                           network_learning_rate=learning_rate, network_one_vs_rest=one_vs_rest)
 
+
+# With a progress stream, ``FittedTask.proba`` scores a larger query in blocks of this many rows
+# and reports after each (about 1-10 s a block on 2 cores, by the model and the classes).
+PROGRESS_BLOCK_ROWS = 16384
 
 # FinetuneConfig settings that act across task models (members, feature subsets, held-out
 # epochs, network adaptation): ``fit_task`` applies them, ``finetune`` (one model) cannot.
@@ -352,24 +357,44 @@ class FittedTask:
     def one_vs_rest(self) -> bool:
         return self.class_models is not None
 
-    def proba(self, x_query: np.ndarray, chunk_rows: int | None = None) -> np.ndarray:
+    def proba(self, x_query: np.ndarray, chunk_rows: int | None = None,
+              progress: TextIO | str | None = None) -> np.ndarray:
         """(m, L) class probabilities of the query rows (m, d).
+
+        With ``progress`` (a stream, or "stderr"), a query of more than
+        ``PROGRESS_BLOCK_ROWS`` rows is scored block by block, with a progress line (rows done,
+        rows/s, ETA) after each block; the probabilities are the same (rows are scored
+        independently).
 
         Raises:
             DENModelError: a probability is not finite (weights that overflow on these rows),
                 rather than NaN probabilities that would read as a prediction of class 0.
         """
-        if self.one_vs_rest:
-            proba = one_vs_rest_proba(self.class_models, x_query, chunk_rows)
+        x_query = np.asarray(x_query)
+        rows = len(x_query)
+        if progress is None or rows <= PROGRESS_BLOCK_ROWS:
+            proba = self._proba(x_query, chunk_rows)
         else:
-            proba = mean_proba(self.task_models, x_query, chunk_rows)
+            from den.progress import Progress
+
+            meter = Progress(rows, "predict", unit="rows", stream=progress)
+            blocks = []
+            for start in range(0, rows, PROGRESS_BLOCK_ROWS):
+                blocks.append(self._proba(x_query[start:start + PROGRESS_BLOCK_ROWS], chunk_rows))
+                meter.update(start + len(blocks[-1]), force=start + PROGRESS_BLOCK_ROWS >= rows)
+            proba = np.concatenate(blocks)
         if not np.isfinite(proba).all():
-            rows = np.flatnonzero(~np.isfinite(proba).all(axis=1))
-            raise DENModelError(f"the fitted model's class probabilities of {len(rows)} query "
-                                f"row(s) (first: row {rows[0]}) are not finite: its weights "
+            bad = np.flatnonzero(~np.isfinite(proba).all(axis=1))
+            raise DENModelError(f"the fitted model's class probabilities of {len(bad)} query "
+                                f"row(s) (first: row {bad[0]}) are not finite: its weights "
                                 f"overflow there (a model pre-trained or fine-tuned at too large "
                                 f"a learning rate?)")
         return proba
+
+    def _proba(self, x_query: np.ndarray, chunk_rows: int | None) -> np.ndarray:
+        if self.one_vs_rest:
+            return one_vs_rest_proba(self.class_models, x_query, chunk_rows)
+        return mean_proba(self.task_models, x_query, chunk_rows)
 
 
 def fit_task(den, x_support: np.ndarray, y_support: np.ndarray, n_classes: int,
