@@ -1,0 +1,82 @@
+"""Session 24's diagnostic: how fast DEN and the classical methods lose AUC when a task gains
+irrelevant columns (docs/benchmarks/corpus-dev.md, section "Session 24"). It chooses no
+setting; the model card quotes it.
+
+Per split of the held-back binary sets (``corpus_dev.py``'s folds, 3 repeats, 50 support rows,
+seeded as ``corpus_dev.py``'s), k columns of independent standard normal noise (drawn per split
+from the split's seed, the same for every method) are appended to every row, for each k in
+``--noise`` (default 0, 20, 100). The default preset (network adaptation; ``blend_dev.py``'s
+models, pre-trained with the shipped settings on each fold's training part), the random forest,
+small-data gradient boosting and logistic regression with C by CV are fitted on the same
+support rows; each record holds one split and one k, with every method's query AUC:
+
+    python docs/benchmarks/noise_columns_dev.py F RECORDS.jsonl [--noise 0,20,100] [--data D] [--out O]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+import corpus_dev  # noqa: E402
+
+CLASSICAL = ("random_forest", "gradient_boosting_small", "logistic_regression_cv")
+
+
+def main(argv=None) -> None:
+    from den.baselines.direct import direct_predict_proba
+    from den.evaluate import score, support_query_split
+    from den.experiments import split_seed
+    from den.model.den import DEN
+    from den.train.finetune import adapt_config, fit_task
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("fold", type=int, choices=(0, 1))
+    parser.add_argument("records", type=Path)
+    parser.add_argument("--noise", default="0,20,100")
+    parser.add_argument("--data", type=Path, default=Path("../shared/datasets/corpus"))
+    parser.add_argument("--out", type=Path, default=Path("results/corpus_dev"))
+    args = parser.parse_args(argv)
+    corpus_dev.FOLD = args.fold
+    model = DEN.load((args.out / "fold1" if args.fold else args.out) / "models" / f"ref_f{args.fold}.npz")
+    done = set()
+    if args.records.is_file():  # an interrupted run resumes
+        done = {(r["dataset"], r["repeat"], r["noise"])
+                for r in map(json.loads, args.records.read_text().splitlines())}
+    with args.records.open("a") as handle:
+        for name in corpus_dev.split(args.data)[0]:
+            task = corpus_dev.load(args.data, args.out, name)
+            for repeat in range(corpus_dev.REPEATS):
+                seed = split_seed(corpus_dev.EVAL_SEED, task.name, repeat)
+                support, query = support_query_split(task.y, corpus_dev.N_SUPPORT, seed, corpus_dev.MAX_QUERY)
+                rows = np.concatenate([support, query])
+                for k in map(int, args.noise.split(",")):
+                    if (name, repeat, k) in done:
+                        continue
+                    started = time.time()
+                    noise = np.random.default_rng([seed, k]).standard_normal((len(rows), k))
+                    x = np.hstack([task.x[rows], noise])
+                    x_support, x_query = x[:len(support)], x[len(support):]
+                    y_support, y_query = task.y[support], task.y[query]
+                    record = {"dataset": name, "repeat": repeat, "noise": k}
+                    fitted = fit_task(model, x_support, y_support, task.n_classes,
+                                      adapt_config(seed=seed, one_vs_rest=False), x_unlabeled=x_query)
+                    record["den"] = score(y_query, fitted.proba(x_query))["auc"]
+                    for method in CLASSICAL:
+                        proba = direct_predict_proba(method, x_support, y_support, x_query, task.n_classes,
+                                                     seed=seed)
+                        record[method] = score(y_query, proba)["auc"]
+                    record["seconds"] = time.time() - started
+                    handle.write(json.dumps(record) + "\n")
+                    handle.flush()
+                    print(record, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
