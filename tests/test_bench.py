@@ -26,13 +26,16 @@ def test_bench_keeps_its_keys_and_adds_fit_times_and_the_predict_limit_ratio(mon
     monkeypatch.setattr(bench, "bench_fit_seconds", lambda preset, reps: fit_seconds[preset])
     cold_seconds = {"default": 5.25, "fast": 3.5, "paper": 7.0}
     monkeypatch.setattr(bench, "cold_predict_seconds", lambda preset, reps: cold_seconds[preset])
+    monkeypatch.setattr(bench, "bench_predict_default", lambda rows: 4321.0)
     assert bench.main(["--quick"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert list(result) == STABLE_KEYS + ["finetune_seconds_default", "finetune_seconds_paper",
                                           "predict_limit_ratio", "layer_matmul_gflops",
                                           "predict_layer_ratio", "finetune_seconds_adapt",
                                           "finetune_seconds_fast", "cold_predict_seconds_default",
-                                          "cold_predict_seconds_fast", "cold_predict_seconds_paper"]
+                                          "cold_predict_seconds_fast", "cold_predict_seconds_paper",
+                                          "predict_rows_per_s_default"]
+    assert result["predict_rows_per_s_default"] == 4321.0
     assert result["cold_predict_seconds_default"] == 5.25 and result["finetune_seconds_fast"] == 0.01
     assert result["finetune_seconds_paper"] == 1.5 and result["quick"] is True
     assert result["finetune_seconds_adapt"] == 0.9
@@ -130,3 +133,19 @@ def test_flops_per_row_are_the_query_branch_matrix_products(config, d, n_classes
     den = DEN(config)
     per_row = _query_matmul_flops(den, 3, d, 30, n_classes) - _query_matmul_flops(den, 2, d, 30, n_classes)
     assert bench.predict_flops_per_row(config, d, 30, n_classes) == per_row
+
+
+def test_predict_default_times_the_shipped_default_on_the_rows_asked_for(monkeypatch):
+    """``predict_rows_per_s_default`` scores ``rows`` rows with DENClassifier() as shipped."""
+    import den.api
+
+    scored = []
+    real = den.api.DENClassifier.predict_proba
+
+    def predict_proba(self, X):
+        scored.append((self.preset, self.model, len(X), X.shape[1]))
+        return real(self, X)
+
+    monkeypatch.setattr(den.api.DENClassifier, "predict_proba", predict_proba)
+    assert bench.bench_predict_default(3000) > 0
+    assert scored[-1] == ("default", None, 3000, bench.D)
