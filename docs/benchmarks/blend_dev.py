@@ -17,7 +17,6 @@ their ranks averaged. The models are ``corpus_dev.py``'s, pre-trained with the s
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -70,10 +69,7 @@ def main(argv=None) -> None:
                 if not multiclass:
                     ranks = (rankdata(den[:, 1]) + rankdata(forest[:, 1])) / (2 * len(y))
                     record["rank50"] = score(y, np.stack([1 - ranks, ranks], 1))["auc"]
-                record["seconds"] = time.time() - started
-                handle.write(json.dumps(record) + "\n")
-                handle.flush()
-                print(record, file=sys.stderr)
+                corpus_dev.write_record(handle, record, started)
 
 
 if __name__ == "__main__":

@@ -75,10 +75,7 @@ def main(argv=None) -> None:
                 varies = np.array([np.isfinite(c).any() and np.nanmin(c) < np.nanmax(c) for c in x.T])
                 record["n_const"] = int((~varies).sum())
                 record["den_drop"] = record["den"] if varies.all() else auc(x[:, varies], x_query[:, varies])
-                record["seconds"] = time.time() - started
-                handle.write(json.dumps(record) + "\n")
-                handle.flush()
-                print(record, file=sys.stderr)
+                corpus_dev.write_record(handle, record, started)
 
 
 if __name__ == "__main__":

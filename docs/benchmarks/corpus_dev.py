@@ -47,6 +47,30 @@ CLASSICAL = {"random_forest": {"kind": "direct", "model": "random_forest"},
              "lr_cv": {"kind": "direct", "model": "logistic_regression_cv"}}
 
 
+# The classical methods of the session-21+ dev scripts, by their ``den.baselines.direct`` names.
+CLASSICAL_METHODS = ("random_forest", "gradient_boosting_small", "logistic_regression_cv")
+
+
+def classical_scores(x_support, y_support, x_query, y_query, n_classes: int, seed: int,
+                     metric: str = "auc") -> dict[str, float]:
+    """{method: query ``metric``} of ``CLASSICAL_METHODS`` fitted on the same support rows."""
+    from den.baselines.direct import direct_predict_proba
+    from den.evaluate import score
+
+    return {method: score(y_query, direct_predict_proba(method, x_support, y_support, x_query, n_classes,
+                                                        seed=seed))[metric]
+            for method in CLASSICAL_METHODS}
+
+
+def write_record(handle, record: dict, started: float) -> None:
+    """Append ``record`` with its ``seconds`` since ``started`` as one JSON line (flushed, so an
+    interrupted run resumes after it) and echo it to stderr."""
+    record["seconds"] = time.time() - started
+    handle.write(json.dumps(record) + "\n")
+    handle.flush()
+    print(record, file=sys.stderr)
+
+
 def manifest(data: Path) -> pd.DataFrame:
     return pd.read_csv(data / "manifest.csv")
 

@@ -26,11 +26,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 import corpus_dev  # noqa: E402
 
-CLASSICAL = ("random_forest", "gradient_boosting_small", "logistic_regression_cv")
-
 
 def main(argv=None) -> None:
-    from den.baselines.direct import direct_predict_proba
     from den.evaluate import score, support_query_split
     from den.experiments import split_seed
     from den.model.den import DEN
@@ -68,14 +65,9 @@ def main(argv=None) -> None:
                     fitted = fit_task(model, x_support, y_support, task.n_classes,
                                       adapt_config(seed=seed, one_vs_rest=False), x_unlabeled=x_query)
                     record["den"] = score(y_query, fitted.proba(x_query))["auc"]
-                    for method in CLASSICAL:
-                        proba = direct_predict_proba(method, x_support, y_support, x_query, task.n_classes,
-                                                     seed=seed)
-                        record[method] = score(y_query, proba)["auc"]
-                    record["seconds"] = time.time() - started
-                    handle.write(json.dumps(record) + "\n")
-                    handle.flush()
-                    print(record, file=sys.stderr)
+                    record.update(corpus_dev.classical_scores(x_support, y_support, x_query, y_query,
+                                                              task.n_classes, seed))
+                    corpus_dev.write_record(handle, record, started)
 
 
 if __name__ == "__main__":

@@ -28,12 +28,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 import corpus_dev  # noqa: E402
 
-CLASSICAL = ("random_forest", "gradient_boosting_small", "logistic_regression_cv")
 MIN_QUERY = 50
 
 
 def main(argv=None) -> None:
-    from den.baselines.direct import direct_predict_proba
     from den.evaluate import score, support_query_split
     from den.experiments import split_seed
     from den.model.den import DEN
@@ -74,13 +72,9 @@ def main(argv=None) -> None:
                     fitted = fit_task(model, x, y, task.n_classes, adapt_config(seed=seed, one_vs_rest=False),
                                       x_unlabeled=task.x[query])
                     record["den"] = score(task.y[query], fitted.proba(task.x[query]))[metric]
-                    for method in CLASSICAL:
-                        proba = direct_predict_proba(method, x, y, task.x[query], task.n_classes, seed=seed)
-                        record[method] = score(task.y[query], proba)[metric]
-                    record["seconds"] = time.time() - started
-                    handle.write(json.dumps(record) + "\n")
-                    handle.flush()
-                    print(record, file=sys.stderr)
+                    record.update(corpus_dev.classical_scores(x, y, task.x[query], task.y[query],
+                                                              task.n_classes, seed, metric))
+                    corpus_dev.write_record(handle, record, started)
 
 
 if __name__ == "__main__":
