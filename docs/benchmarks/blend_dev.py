@@ -16,7 +16,6 @@ their ranks averaged. The models are ``corpus_dev.py``'s, pre-trained with the s
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -33,19 +32,12 @@ def main(argv=None) -> None:
     from den.baselines.direct import direct_predict_proba
     from den.evaluate import score, support_query_split
     from den.experiments import split_seed
-    from den.model.den import DEN
     from den.train.finetune import adapt_config, fit_task
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("fold", type=int, choices=(0, 1))
-    parser.add_argument("tasks", choices=("binary", "multiclass"))
-    parser.add_argument("records", type=Path)
-    parser.add_argument("--data", type=Path, default=Path("../shared/datasets/corpus"))
-    parser.add_argument("--out", type=Path, default=Path("results/corpus_dev"))
-    args = parser.parse_args(argv)
-    corpus_dev.FOLD = args.fold
+    args = corpus_dev.dev_parser(__doc__.splitlines()[0],
+                                 ("tasks", {"choices": ("binary", "multiclass")})).parse_args(argv)
     multiclass = args.tasks == "multiclass"
-    model = DEN.load((args.out / "fold1" if args.fold else args.out) / "models" / f"ref_f{args.fold}.npz")
+    model = corpus_dev.fold_model(args.out, args.fold)
     sets = corpus_dev.multiclass_split(args.data)[0] if multiclass else corpus_dev.split(args.data)[0]
     metric = "accuracy" if multiclass else "auc"
     with args.records.open("w") as handle:

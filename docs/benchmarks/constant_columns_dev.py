@@ -15,8 +15,6 @@ AUCs and ``n_const``, the number of support-constant columns:
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -42,19 +40,10 @@ def query_auc(model, x_support, y_support, x_query, y_query, n_classes: int, see
 def main(argv=None) -> None:
     from den.evaluate import support_query_split
     from den.experiments import split_seed
-    from den.model.den import DEN
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("fold", type=int, choices=(0, 1))
-    parser.add_argument("records", type=Path)
-    parser.add_argument("--data", type=Path, default=Path("../shared/datasets/corpus"))
-    parser.add_argument("--out", type=Path, default=Path("results/corpus_dev"))
-    args = parser.parse_args(argv)
-    corpus_dev.FOLD = args.fold
-    model = DEN.load((args.out / "fold1" if args.fold else args.out) / "models" / f"ref_f{args.fold}.npz")
-    done = set()
-    if args.records.is_file():  # an interrupted run resumes
-        done = {(r["dataset"], r["repeat"]) for r in map(json.loads, args.records.read_text().splitlines())}
+    args = corpus_dev.dev_parser(__doc__.splitlines()[0]).parse_args(argv)
+    model = corpus_dev.fold_model(args.out, args.fold)
+    done = corpus_dev.recorded(args.records)
     with args.records.open("a") as handle:
         for name in corpus_dev.split(args.data)[0]:
             task = corpus_dev.load(args.data, args.out, name)

@@ -201,11 +201,35 @@ def cmd_pretrain(args) -> None:
     print(f"{args.name}: {len(tasks)} tasks, {args.steps} steps in {time.time() - started:.0f} s -> {path}")
 
 
-def _recorded(records: Path) -> set[tuple[str, int]]:
-    """(dataset, repeat) pairs a records file already holds: an interrupted run resumes."""
+def recorded(records: Path, keys: tuple[str, ...] = ("dataset", "repeat")) -> set[tuple]:
+    """The ``keys`` values of each record a records file already holds: an interrupted run
+    resumes after them."""
     if not records.is_file():
         return set()
-    return {(r["dataset"], r["repeat"]) for r in map(json.loads, records.read_text().splitlines())}
+    return {tuple(r[key] for key in keys) for r in map(json.loads, records.read_text().splitlines())}
+
+
+def dev_parser(description: str, *positional: tuple[str, dict]) -> argparse.ArgumentParser:
+    """The arguments of the session-21+ dev scripts: the fold, ``positional`` (name, add_argument
+    keywords) pairs, the records file, ``--data`` (the corpus) and ``--out`` (models and data)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("fold", type=int, choices=(0, 1))
+    for name, settings in positional:
+        parser.add_argument(name, **settings)
+    parser.add_argument("records", type=Path)
+    parser.add_argument("--data", type=Path, default=Path("../shared/datasets/corpus"))
+    parser.add_argument("--out", type=Path, default=Path("results/corpus_dev"))
+    return parser
+
+
+def fold_model(out: Path, fold: int, name: str | None = None):
+    """The model ``name`` (default ``ref_fF``, pre-trained with the shipped settings on fold F's
+    training part) under OUT/models (fold 0) or OUT/fold1/models; sets ``FOLD`` to ``fold``."""
+    from den.model.den import DEN
+
+    global FOLD
+    FOLD = fold
+    return DEN.load((out / "fold1" if fold else out) / "models" / f"{name or f'ref_f{fold}'}.npz")
 
 
 def _evaluate(args, label: str, spec: dict, model=None, finetune=None, multiclass: bool = False) -> None:
@@ -218,7 +242,7 @@ def _evaluate(args, label: str, spec: dict, model=None, finetune=None, multiclas
     folder, metric = ("records_mc", "accuracy") if multiclass else ("records", "auc")
     records = args.out / folder / f"{label}.jsonl"
     records.parent.mkdir(parents=True, exist_ok=True)
-    done = _recorded(records)
+    done = recorded(records)
     started = time.time()
     with records.open("a") as handle:
         for name in validation:

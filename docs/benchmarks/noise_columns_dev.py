@@ -15,8 +15,6 @@ support rows; each record holds one split and one k, with every method's query A
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -30,22 +28,13 @@ import corpus_dev  # noqa: E402
 def main(argv=None) -> None:
     from den.evaluate import score, support_query_split
     from den.experiments import split_seed
-    from den.model.den import DEN
     from den.train.finetune import adapt_config, fit_task
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("fold", type=int, choices=(0, 1))
-    parser.add_argument("records", type=Path)
+    parser = corpus_dev.dev_parser(__doc__.splitlines()[0])
     parser.add_argument("--noise", default="0,20,100")
-    parser.add_argument("--data", type=Path, default=Path("../shared/datasets/corpus"))
-    parser.add_argument("--out", type=Path, default=Path("results/corpus_dev"))
     args = parser.parse_args(argv)
-    corpus_dev.FOLD = args.fold
-    model = DEN.load((args.out / "fold1" if args.fold else args.out) / "models" / f"ref_f{args.fold}.npz")
-    done = set()
-    if args.records.is_file():  # an interrupted run resumes
-        done = {(r["dataset"], r["repeat"], r["noise"])
-                for r in map(json.loads, args.records.read_text().splitlines())}
+    model = corpus_dev.fold_model(args.out, args.fold)
+    done = corpus_dev.recorded(args.records, ("dataset", "repeat", "noise"))
     with args.records.open("a") as handle:
         for name in corpus_dev.split(args.data)[0]:
             task = corpus_dev.load(args.data, args.out, name)

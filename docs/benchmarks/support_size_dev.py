@@ -19,8 +19,6 @@ each fold's training part):
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -34,26 +32,16 @@ MIN_QUERY = 50
 def main(argv=None) -> None:
     from den.evaluate import score, support_query_split
     from den.experiments import split_seed
-    from den.model.den import DEN
     from den.train.finetune import adapt_config, fit_task
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("fold", type=int, choices=(0, 1))
-    parser.add_argument("records", type=Path)
+    parser = corpus_dev.dev_parser(__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="20,30,50,100")
     parser.add_argument("--multiclass", action="store_true")
     parser.add_argument("--model", help="the model NAME under OUT/models (default: ref_fF)")
-    parser.add_argument("--data", type=Path, default=Path("../shared/datasets/corpus"))
-    parser.add_argument("--out", type=Path, default=Path("results/corpus_dev"))
     args = parser.parse_args(argv)
-    corpus_dev.FOLD = args.fold
     metric = "accuracy" if args.multiclass else "auc"
-    name = args.model or f"ref_f{args.fold}"
-    model = DEN.load((args.out / "fold1" if args.fold else args.out) / "models" / f"{name}.npz")
-    done = set()
-    if args.records.is_file():  # an interrupted run resumes
-        done = {(r["dataset"], r["repeat"], r["n_support"])
-                for r in map(json.loads, args.records.read_text().splitlines())}
+    model = corpus_dev.fold_model(args.out, args.fold, args.model)
+    done = corpus_dev.recorded(args.records, ("dataset", "repeat", "n_support"))
     with args.records.open("a") as handle:
         for n_support in map(int, args.sizes.split(",")):
             split = corpus_dev.multiclass_split if args.multiclass else corpus_dev.split
