@@ -50,5 +50,5 @@ def test_an_old_pandas_is_refused_with_the_versions_and_the_fix(monkeypatch):
     assert "numpy" not in message  # only the old one is named
 
 
-def test_a_package_that_is_not_installed_is_left_to_its_import(monkeypatch):
+def test_a_package_that_is_not_installed_is_left_to_its_import():
     check_versions({"no-such-package-den-test": "1.0"})

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import importlib.metadata
 import json
 import os
 import re
 import shutil
-import signal
 import sys
-import threading
 import warnings
 from pathlib import Path
 
 from den.errors import DENError, DENInputError, DENInputWarning, DENWarning, name_settings
+from den.logs import on_sigterm
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRESETS
 
 DESCRIPTION = """\
@@ -252,27 +250,10 @@ class _Terminated(KeyboardInterrupt):
     """SIGTERM during a command (a scheduler's time limit or cancel, a ``kill``)."""
 
 
-@contextlib.contextmanager
-def _sigterm_stops():
-    """While the block runs, SIGTERM raises ``_Terminated`` where it has its default action
-    (which would end the process at once, leaving the temporary file of an output being
-    written), so that ``den.io.atomic_write`` removes it and the command exits with one line.
-    Main thread only. Marked ``replaceable``: pre-training's own handler (which finishes the
-    step under way and checkpoints it) takes over while it runs."""
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
-        yield
-        return
-
-    def stop(signum, frame):
-        raise _Terminated
-
-    stop.replaceable = True
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+def _terminated(signum: int):
+    """SIGTERM during a command (``den.logs.on_sigterm``): stop it as Ctrl-C would, so that an
+    output being written is removed, and let ``main`` say so in one line (exit code 143)."""
+    raise _Terminated
 
 
 def _write_error(what: str, path, err: OSError) -> OSError:
@@ -318,7 +299,6 @@ def _predict(args) -> None:
             if _same_file(args.out, path):
                 raise DENInputError(f"--out {args.out!r} is the {what} file; the predictions would "
                                     f"replace it: write them to another file")
-        compression = _compression(args.out)
     support = read_table(args.support, "support", target=args.target)
     features, labels = split_target(support, args.target, f"support file {args.support!r}")
     # the support's number formats; columns copied to the output as the file writes them (an id 007)
@@ -359,6 +339,7 @@ def _predict(args) -> None:
     if to_stdout:
         out.to_csv(sys.stdout, index=False)
     else:
+        compression = _compression(args.out)
         try:
             with atomic_write(args.out, "w" if compression is None else "wb") as handle:
                 out.to_csv(handle, index=False, compression=compression)
@@ -540,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handler = {"predict": _predict, "pretrain": _pretrain, "info": _info}[args.command]
     try:
-        with _sigterm_stops(), warnings.catch_warnings():  # a warning about the input: one line
+        with on_sigterm(_terminated), warnings.catch_warnings():  # a warning about the input: one line
             warnings.simplefilter("always", DENInputWarning)
             warnings.showwarning = functools.partial(_show_warning, args.command)
             handler(args)

@@ -17,6 +17,7 @@ import dataclasses
 import os
 import warnings
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 
@@ -110,7 +111,7 @@ class FittedTable:
     n_features: int
 
     def proba(self, X, chunk_rows: int | None = None, query_name: str = "query",
-              progress=None) -> np.ndarray:
+              progress: TextIO | str | None = None) -> np.ndarray:
         """(m, L) class probabilities of the query table X (m rows, the support's columns);
         warnings and errors about its values name it ``query_name`` (e.g. its file).
         ``progress``: a stream (or "stderr") for a progress line on a large query

@@ -1,4 +1,4 @@
-"""Sending a workflow step's output to its log file."""
+"""Sending a workflow step's output to its log file, and stopping cleanly on SIGTERM (``on_sigterm``)."""
 
 from __future__ import annotations
 
@@ -36,25 +36,34 @@ def log_to(path: str | Path):
 
 
 @contextlib.contextmanager
-def _terminate_with_a_line(handle):
-    """While the block runs, SIGTERM writes a line to ``handle`` and raises SystemExit(143) (the
-    block's ``finally`` clauses run; outputs are written atomically, so none is left half
-    done). Only where SIGTERM has its default action and on the main thread. The handler is
-    marked ``replaceable``: code that handles SIGTERM itself where nothing else does (e.g.
-    pre-training, which checkpoints) treats it as the default."""
+def on_sigterm(stop):
+    """While the block runs, SIGTERM calls ``stop(signum)``, which raises (e.g. SystemExit(143)),
+    so that the block's ``finally`` clauses run and an output written atomically is left neither
+    half done nor as a temporary file, instead of the process dying at once. Only where SIGTERM
+    has its default action and on the main thread. The handler is marked ``replaceable``: code
+    that handles SIGTERM itself where nothing else does (pre-training, which checkpoints) treats
+    it as the default."""
     if threading.current_thread() is not threading.main_thread() or \
             signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         yield
         return
 
-    def stop(signum, frame):
-        print("stopped by SIGTERM (a scheduler's limit or cancel, or a kill): this step wrote no "
-              "output; run it again", file=handle)
-        raise SystemExit(128 + signum)
+    def handler(signum, frame):
+        stop(signum)
 
-    stop.replaceable = True  # a handler of the step's own (pre-training's checkpoint) may take over
-    signal.signal(signal.SIGTERM, stop)
+    handler.replaceable = True  # a handler of the step's own (pre-training's checkpoint) may take over
+    signal.signal(signal.SIGTERM, handler)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _terminate_with_a_line(handle):
+    """``on_sigterm``: SIGTERM writes a line to ``handle`` and raises SystemExit(143)."""
+    def stop(signum):
+        print("stopped by SIGTERM (a scheduler's limit or cancel, or a kill): this step wrote no "
+              "output; run it again", file=handle)
+        raise SystemExit(128 + signum)
+
+    return on_sigterm(stop)

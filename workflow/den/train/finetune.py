@@ -381,7 +381,7 @@ class FittedTask:
             blocks = []
             for start in range(0, rows, PROGRESS_BLOCK_ROWS):
                 blocks.append(self._proba(x_query[start:start + PROGRESS_BLOCK_ROWS], chunk_rows))
-                meter.update(start + len(blocks[-1]), force=start + PROGRESS_BLOCK_ROWS >= rows)
+                meter.update(start + len(blocks[-1]))  # the last block's line always prints
             proba = np.concatenate(blocks)
         if not np.isfinite(proba).all():
             bad = np.flatnonzero(~np.isfinite(proba).all(axis=1))
