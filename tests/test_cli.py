@@ -187,6 +187,48 @@ def test_predict_does_not_import_scikit_learn(model_and_tables, tmp_path):
     assert (written["prediction"] == clf.predict(pd.read_csv(query))).all()
 
 
+def test_predict_reads_both_files_before_tensorflow_and_encodes_the_query_once(
+        model_and_tables, tmp_path, monkeypatch, capsys):
+    """`den predict` reads the support and query files before it imports TensorFlow, so that a
+    large query file's reading peak does not add to TensorFlow's memory and a bad file is named
+    at once; the query's features are encoded once (the fit's keypoints already need them);
+    and an output column clash is refused before the query is scored (issue 22)."""
+    import subprocess
+    import sys
+
+    from den.data.encoding import TabularEncoder
+    from den.train.finetune import FittedTask
+
+    model, support, query = model_and_tables
+    lacking = tmp_path / "lacking.csv"
+    pd.read_csv(query).drop(columns="b").to_csv(lacking, index=False)
+    program = ("import sys; from den.cli import main; "
+               f"code = main({_predict_args(model, support, lacking, tmp_path / 'o.csv')!r}); "
+               "print(code, 'tensorflow' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    assert run.stdout.split() == ["2", "False"], run.stderr
+    assert "lacks the support's feature column(s) ['b']" in run.stderr
+
+    encoded = []
+    transform = TabularEncoder.transform
+    monkeypatch.setattr(TabularEncoder, "transform", lambda self, x, what="query features":
+                        encoded.append(what) or transform(self, x, what))
+    for options, name in (([], "transductive"), (["--keypoints-from", "support"], "own")):
+        encoded.clear()
+        assert main(_predict_args(model, support, query, tmp_path / f"{name}.csv") + options) == 0
+        queries = [what for what in encoded if what.startswith("query")]  # not the support's
+        assert queries == [f"query file {str(query)!r} features"], (name, encoded)
+    clashing = tmp_path / "clashing.csv"
+    pd.read_csv(query).assign(proba_yes=1.0).to_csv(clashing, index=False)
+    scored = []
+    proba = FittedTask.proba
+    monkeypatch.setattr(FittedTask, "proba", lambda self, *a, **k: scored.append(1) or proba(self, *a, **k))
+    capsys.readouterr()
+    assert main(_predict_args(model, support, clashing, tmp_path / "c.csv") + ["--keep-query-columns"]) == 2
+    assert "has the column(s) ['proba_yes'], which the output adds" in capsys.readouterr().err
+    assert scored == [] and not (tmp_path / "c.csv").exists()
+
+
 def test_fine_tuning_defaults_agree_everywhere():
     from den.api import DENClassifier
     from den.train.finetune import FinetuneConfig

@@ -289,7 +289,6 @@ def _predict(args) -> None:
     import pandas as pd
 
     from den.data.encoding import read_table, split_target
-    from den.fitting import FitSettings, fit_table
     from den.io import atomic_write, check_output_path
 
     to_stdout = args.out == "-"
@@ -299,10 +298,14 @@ def _predict(args) -> None:
             if _same_file(args.out, path):
                 raise DENInputError(f"--out {args.out!r} is the {what} file; the predictions would "
                                     f"replace it: write them to another file")
+    # Both files are read before TensorFlow is imported: reading a large query file peaks at a few
+    # times its size, which then does not add to TensorFlow's few hundred MB (and a file that
+    # cannot be read is named at once).
     support = read_table(args.support, "support", target=args.target)
     features, labels = split_target(support, args.target, f"support file {args.support!r}")
     # the support's number formats; columns copied to the output as the file writes them (an id 007)
     query = read_table(args.query, "query", like=support, written=args.keep_query_columns)
+    query_written = None
     if args.keep_query_columns:
         query, query_written = query
     missing = [c for c in features.columns if c not in query.columns]
@@ -311,30 +314,36 @@ def _predict(args) -> None:
                             f"{[str(c) for c in missing]}; its columns are "
                             f"{[str(c) for c in query.columns]}")
     query_features = query[list(features.columns)]  # others (the target, an id) are not features
+    query_columns, query_name = list(query.columns), f"query file {args.query!r}"
+    del query
+
+    from den.fitting import FitSettings, encode_query, fit_table  # TensorFlow
+
     # every FitSettings field is a `den predict` option of the same name (dest)
     settings = FitSettings(**{field.name: getattr(args, field.name)
                               for field in dataclasses.fields(FitSettings)})
     transductive = args.keypoints_from == "support_and_query"
     try:
         table = fit_table(settings, features, labels, X_unlabeled=query_features if transductive else None,
-                          support_name=f"support file {args.support!r}",
-                          unlabeled_name=f"query file {args.query!r}")
+                          support_name=f"support file {args.support!r}", unlabeled_name=query_name)
     except DENInputError as err:  # keywords as the options that set them (name_settings)
         raise DENInputError(name_settings(str(err), _predict_options())) from None
-    with warnings.catch_warnings():  # with support_and_query, the fit read the query file already
-        if transductive:
-            warnings.simplefilter("ignore", DENInputWarning)
-        proba = table.proba(query_features, args.chunk_rows, query_name=f"query file {args.query!r}",
-                            progress="stderr")
-    out = pd.DataFrame({"prediction": table.classes[proba.argmax(axis=1)]})
-    for k, label in enumerate(table.classes):
-        out[f"proba_{label}"] = proba[:, k]
-    if args.keep_query_columns:
-        clash = [str(c) for c in out.columns if c in query.columns]
+    columns = ["prediction"] + [f"proba_{label}" for label in table.classes]
+    if args.keep_query_columns:  # refused before the query is scored, which may take minutes
+        clash = [str(c) for c in columns if c in query_columns]
         if clash:
             raise DENInputError(f"query file {args.query!r} has the column(s) {clash}, which the "
                                 f"output adds; rename them in the query file, or leave out "
                                 f"--keep-query-columns")
+    # the query's features, encoded once: the fit already encoded them for the keypoints
+    x_query = table.unlabeled if transductive else encode_query(table.encoder, query_features,
+                                                                query_name=query_name)
+    table.unlabeled = None
+    del query_features
+    proba = table.fitted.proba(x_query, args.chunk_rows, progress="stderr")
+    del x_query
+    out = pd.DataFrame(dict(zip(columns, [table.classes[proba.argmax(axis=1)], *proba.T])))
+    if args.keep_query_columns:
         out = pd.concat([query_written.reset_index(drop=True), out], axis=1)
     if to_stdout:
         out.to_csv(sys.stdout, index=False)

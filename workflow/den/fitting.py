@@ -103,12 +103,17 @@ class FittedTable:
         encoder: the support table's column encoding, applied to query tables.
         classes: (L,) the labels, sorted; ``proba``'s columns follow this order.
         n_features: number of feature columns.
+        unlabeled: (m, d) float64, ``fit_table``'s X_unlabeled as the encoder's features (None
+            without): a caller that goes on to score those very rows (``den predict``'s query)
+            passes them to ``fitted.proba`` instead of encoding them a second time, and drops
+            this reference where it needs the memory.
     """
 
     fitted: FittedTask
     encoder: TabularEncoder
     classes: np.ndarray
     n_features: int
+    unlabeled: np.ndarray | None = dataclasses.field(default=None, repr=False)
 
     def proba(self, X, chunk_rows: int | None = None, query_name: str = "query",
               progress: TextIO | str | None = None) -> np.ndarray:
@@ -241,7 +246,7 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
     fitted = fit_task(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
     _warn_unadapted(config, fitted, codes, classes, f"{support_name} labels")
     _warn_not_fine_tuned(config, den, fitted, codes, classes, f"{support_name} labels")
-    return FittedTable(fitted, encoder, classes, x.shape[1])
+    return FittedTable(fitted, encoder, classes, x.shape[1], unlabeled)
 
 
 def _warn_not_fine_tuned(config: FinetuneConfig | None, den: DEN, fitted: FittedTask, codes: np.ndarray,
