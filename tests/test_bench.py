@@ -27,6 +27,7 @@ def test_bench_keeps_its_keys_and_adds_fit_times_and_the_predict_limit_ratio(mon
     cold_seconds = {"default": 5.25, "fast": 3.5, "paper": 7.0}
     monkeypatch.setattr(bench, "cold_predict_seconds", lambda preset, reps: cold_seconds[preset])
     monkeypatch.setattr(bench, "bench_predict_default", lambda rows: 4321.0)
+    monkeypatch.setattr(bench, "predict_cli_peak_rss_mb", lambda rows: 765.4321)
     assert bench.main(["--quick"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert list(result) == STABLE_KEYS + ["finetune_seconds_default", "finetune_seconds_paper",
@@ -34,8 +35,8 @@ def test_bench_keeps_its_keys_and_adds_fit_times_and_the_predict_limit_ratio(mon
                                           "predict_layer_ratio", "finetune_seconds_adapt",
                                           "finetune_seconds_fast", "cold_predict_seconds_default",
                                           "cold_predict_seconds_fast", "cold_predict_seconds_paper",
-                                          "predict_rows_per_s_default"]
-    assert result["predict_rows_per_s_default"] == 4321.0
+                                          "predict_rows_per_s_default", "predict_cli_1m_peak_rss_mb"]
+    assert result["predict_rows_per_s_default"] == 4321.0 and result["predict_cli_1m_peak_rss_mb"] == 765.4
     assert result["cold_predict_seconds_default"] == 5.25 and result["finetune_seconds_fast"] == 0.01
     assert result["finetune_seconds_paper"] == 1.5 and result["quick"] is True
     assert result["finetune_seconds_adapt"] == 0.9
@@ -72,6 +73,21 @@ def test_cold_predict_names_the_preset_and_the_commands_error_when_it_fails(monk
                         bench.subprocess.CompletedProcess(command, 2, "", "den predict: error: boom\n"))
     with pytest.raises(RuntimeError, match=r"--preset paper` exited with 2: den predict: error: boom"):
         bench.cold_predict_seconds("paper", reps=1)
+
+
+def test_cli_peak_memory_is_that_of_a_den_predict_process_on_a_query_file(monkeypatch):
+    """The figure is a real `den predict` command's own peak (its parent is a bare Python):
+    above the parent's few MB; a command that fails is named with its exit code and message."""
+    peak = bench.predict_cli_peak_rss_mb(300)
+    assert 150 < peak < 4000  # TensorFlow alone takes a few hundred MB
+
+    class Broken:
+        def save(self, path):
+            path.write_bytes(b"not a model")
+            return path
+    monkeypatch.setattr(bench, "_model", Broken)
+    with pytest.raises(RuntimeError, match=r"on 300 rows exited with 2: den predict: error: .*model\.npz"):
+        bench.predict_cli_peak_rss_mb(300)
 
 
 def test_layer_and_matmul_rates_count_their_flops(monkeypatch):

@@ -42,6 +42,11 @@ Keys (stable, so figures can be compared over time):
                             (the default preset: the shipped order-3 model, adapted) on
                             100,000 rows, d = 20, 50 support rows: what a practitioner gets,
                             where predict_rows_per_s times an untrained order-2 model
+    predict_cli_1m_peak_rss_mb  peak resident memory (MiB) of a fresh ``python -m den predict
+                            --preset fast`` process with predict_1m_peak_rss_mb's model,
+                            50 support rows and a CSV file of 1,000,000 query rows with
+                            d = 20: that figure plus what the command adds (reading the
+                            file, encoding its rows, writing the predictions)
 Other timings exclude TensorFlow's one-off tracing of the compiled functions.
 """
 
@@ -185,14 +190,10 @@ def cold_predict_seconds(preset: str, reps: int = 3) -> float:
     from den.data.synthetic import make_task
 
     task = make_task("bench_cold", 360, COLD_FEATURES, seed=3)
-    header = ",".join([f"x{j}" for j in range(COLD_FEATURES)] + ["target"])
-    rows = np.column_stack([task.x, task.y])
     times = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        np.savetxt(tmp / "support.csv", rows[:50], delimiter=",", header=header, comments="")
-        np.savetxt(tmp / "query.csv", rows[50:, :-1], delimiter=",", header=header[:header.rindex(",")],
-                   comments="")
+        _write_csvs(tmp, task.x[:50], task.y[:50], task.x[50:])
         command = [sys.executable, "-m", "den", "predict", "--preset", preset, "--support",
                    str(tmp / "support.csv"), "--target", "target", "--query", str(tmp / "query.csv"),
                    "--out", str(tmp / "predictions.csv")]
@@ -204,6 +205,45 @@ def cold_predict_seconds(preset: str, reps: int = 3) -> float:
                 raise RuntimeError(f"`den predict --preset {preset}` exited with {run.returncode}: "
                                    f"{run.stderr.strip() or '(no message)'}")
     return float(np.median(times))
+
+
+def _write_csvs(directory, x_support: np.ndarray, y_support: np.ndarray, x_query: np.ndarray) -> None:
+    """support.csv (columns x0..x{d-1} and target) and query.csv (x0..x{d-1}) in ``directory``,
+    the files a ``den predict`` command of the bench reads."""
+    header = ",".join(f"x{j}" for j in range(x_support.shape[1]))
+    np.savetxt(directory / "support.csv", np.column_stack([x_support, y_support]), delimiter=",",
+               header=header + ",target", comments="")
+    np.savetxt(directory / "query.csv", x_query, delimiter=",", header=header, comments="", fmt="%.7g")
+
+
+def predict_cli_peak_rss_mb(rows: int) -> float:
+    """Peak RSS (MiB) of a fresh ``python -m den predict --preset fast`` process: the benchmark
+    model (``predict_peak_rss_mb``'s, saved to a file) fitted to 50 support rows, d = D, scoring
+    ``rows`` query rows read from a CSV file and writing their predictions. The command runs
+    under a small parent process whose only child it is, so that the peak is its own."""
+    import tempfile
+    from pathlib import Path
+
+    from den.data.synthetic import make_task
+
+    task = make_task("bench_support", 50, D, seed=0)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        _write_csvs(tmp, task.x, task.y, np.random.default_rng(2).normal(size=(rows, D)))
+        model = _model().save(tmp / "model.npz")
+        command = [sys.executable, "-m", "den", "predict", "--preset", "fast", "--model", str(model),
+                   "--support", str(tmp / "support.csv"), "--target", "target",
+                   "--query", str(tmp / "query.csv"), "--out", str(tmp / "predictions.csv")]
+        parent = ("import resource, subprocess, sys; "
+                  "run = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+                  "print(run.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+                  "print(run.stderr.strip() or '(no message)', file=sys.stderr)")
+        run = subprocess.run([sys.executable, "-c", parent, *command], capture_output=True, text=True)
+    code, peak_kib = run.stdout.split()
+    if code != "0":
+        raise RuntimeError(f"`den predict --preset fast` on {rows} rows exited with {code}: "
+                           f"{run.stderr.strip()}")
+    return int(peak_kib) / 1024  # KiB on Linux
 
 
 def _gflops(compute, flops: float, reps: int) -> float:
@@ -291,6 +331,7 @@ def main(argv=None) -> int:
     for preset in ("default", "fast", "paper"):
         result[f"cold_predict_seconds_{preset}"] = round(cold_predict_seconds(preset, reps), 2)
     result["predict_rows_per_s_default"] = round(bench_predict_default(rows), 1)
+    result["predict_cli_1m_peak_rss_mb"] = round(predict_cli_peak_rss_mb(big), 1)
     print(json.dumps(result))
     return 0
 
