@@ -136,6 +136,21 @@ def test_quantile_keypoints_are_strictly_increasing_with_ties():
     assert kp[0, 0] == 0 and kp[0, -1] == 4
 
 
+@pytest.mark.parametrize("placement", ["uniform", "quantile"])
+def test_keypoints_of_further_rows_are_those_of_the_stacked_rows(placement):
+    """x_more (e.g. unlabeled query rows) counts as rows stacked under x, NaN ignored, without
+    the stacked copy; a column count other than x's is refused."""
+    rng = np.random.default_rng(3)
+    x, more = rng.normal(size=(50, 3)), rng.exponential(size=(400, 3))
+    more[::7, 1] = np.nan
+    more[:, 2] = 1.0
+    stacked = fit_keypoints(np.vstack([x, more]), 10, placement)
+    np.testing.assert_array_equal(fit_keypoints(x, 10, placement, x_more=more), stacked)
+    assert not np.array_equal(fit_keypoints(x, 10, placement), stacked)
+    with pytest.raises(ValueError, match="x_more must have x's 3 columns"):
+        fit_keypoints(x, 10, placement, x_more=more[:, :2])
+
+
 def test_model_config_rejects_bad_values():
     with pytest.raises(ValueError, match="order"):
         ModelConfig(order=9)

@@ -382,7 +382,8 @@ class TabularEncoder:
             if missing or extra:
                 raise DENInputError(f"{what} columns differ from the support set's: missing "
                                     f"{missing}, unexpected {extra}")
-            frame = frame[[frame.columns[given.index(c)] for c in self.columns]]
+            if given != self.columns:  # a copy of a large query only where its order differs
+                frame = frame[[frame.columns[given.index(c)] for c in self.columns]]
         elif frame.shape[1] != len(self.columns):
             raise FeatureCountError(f"{what} has {frame.shape[1]} columns but the support set had "
                                     f"{len(self.columns)}", frame.shape[1], len(self.columns))

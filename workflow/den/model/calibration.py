@@ -25,11 +25,15 @@ from den.model.config import KEYPOINT_PLACEMENTS, MONOTONICITIES
 MISSING_INPUT_VALUE = -1.0
 
 
-def fit_keypoints(x: np.ndarray, n_keypoints: int = 10, placement: str = "uniform") -> np.ndarray:
-    """Keypoints spanning each feature's domain as seen in ``x``.
+def fit_keypoints(x: np.ndarray, n_keypoints: int = 10, placement: str = "uniform",
+                  x_more: np.ndarray | None = None) -> np.ndarray:
+    """Keypoints spanning each feature's domain as seen in ``x`` (and ``x_more``).
 
     Args:
         x: (n, d) float array; NaN marks a missing value and is ignored.
+        x_more: optional (m, d) further rows, read as if stacked under ``x`` (e.g. a million
+            unlabeled query rows beside 50 support rows), one column at a time, so that no
+            stacked (n + m, d) copy is made.
         n_keypoints: K >= 2.
         placement: "uniform" (K evenly spaced points from min to max, the paper's choice)
             or "quantile" (K empirical quantiles, merged where they coincide and then
@@ -46,10 +50,15 @@ def fit_keypoints(x: np.ndarray, n_keypoints: int = 10, placement: str = "unifor
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 2:
         raise ValueError(f"expected a 2-d array of features, got shape {x.shape}")
+    if x_more is not None:
+        x_more = np.asarray(x_more, dtype=np.float64)
+        if x_more.ndim != 2 or x_more.shape[1] != x.shape[1]:
+            raise ValueError(f"x_more must have x's {x.shape[1]} columns, got shape {x_more.shape}")
     grid = np.linspace(0.0, 1.0, n_keypoints)
     out = np.empty((x.shape[1], n_keypoints))
     for j in range(x.shape[1]):
-        col = x[:, j][~np.isnan(x[:, j])]
+        col = x[:, j] if x_more is None else np.concatenate([x[:, j], x_more[:, j]])
+        col = col[~np.isnan(col)]
         if col.size == 0:
             out[j] = grid - 0.5
             continue

@@ -119,8 +119,8 @@ class TaskModel:
                                 f"({den.config.head} head) supports at most "
                                 f"{den.config.n_classes_supported}")
         if keypoints is None:
-            span = x_support if x_unlabeled is None else np.vstack([x_support, x_unlabeled])
-            keypoints = fit_keypoints(span, den.config.n_keypoints, den.config.keypoint_placement)
+            keypoints = fit_keypoints(x_support, den.config.n_keypoints, den.config.keypoint_placement,
+                                      x_more=x_unlabeled)
         elif np.shape(keypoints) != (x_support.shape[1], den.config.n_keypoints):
             raise DENInputError(f"keypoints must have shape (d, K) = "
                                 f"{(x_support.shape[1], den.config.n_keypoints)}, got {keypoints.shape}")
