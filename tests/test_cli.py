@@ -386,6 +386,23 @@ def test_query_columns_other_than_the_features_are_ignored_and_a_missing_one_is_
     assert list(written.columns[:3]) == ["id", "b", "a"] and written["id"].tolist() == ids
     np.testing.assert_allclose(written[["proba_no", "proba_yes"]],
                                pd.read_csv(plain)[["proba_no", "proba_yes"]], atol=1e-6)
+    # only the columns named, in the order named; a name the file lacks, or one named twice, is
+    # refused before anything is fitted
+    assert main(_predict_args(model, support, with_id, out) + ["--keep-query-columns", "id"]) == 0
+    named = pd.read_csv(out, dtype={"id": str})
+    assert list(named.columns) == ["id", "prediction", "proba_no", "proba_yes"]
+    assert named["id"].tolist() == ids
+    pd.testing.assert_frame_equal(named, written.drop(columns=["b", "a"]))
+    assert main(_predict_args(model, support, with_id, out) + ["--keep-query-columns", "a", "id"]) == 0
+    assert list(pd.read_csv(out).columns[:2]) == ["a", "id"]
+    out.unlink()
+    capsys.readouterr()
+    assert main(_predict_args(model, support, with_id, out) + ["--keep-query-columns", "id", "ID"]) == 2
+    assert f"--keep-query-columns: query file {str(with_id)!r} has no column(s) ['ID']; its columns " \
+           f"are ['id', 'b', 'a']" in capsys.readouterr().err
+    assert main(_predict_args(model, support, with_id, out) + ["--keep-query-columns", "id", "id"]) == 2
+    assert "--keep-query-columns names ['id'] more than once" in capsys.readouterr().err
+    assert not out.exists()
     lacking = tmp_path / "lacking.csv"
     frame.drop(columns="b").to_csv(lacking, index=False)
     capsys.readouterr()
@@ -700,6 +717,8 @@ def test_duplicate_names_and_clashing_output_columns_are_named(tmp_path, model_a
     assert "has the column(s) ['prediction'], which the output adds; rename them in the query file, or " \
            "leave out --keep-query-columns" in capsys.readouterr().err
     assert main(_predict_args(model, support, clashing, out) + ["--preset", "fast"]) == 0  # not kept: fine
+    assert main(_predict_args(model, support, clashing, out) + ["--preset", "fast",
+                                                                "--keep-query-columns", "a"]) == 0
     out.unlink()
     assert main(_predict_args(model, support, query, out) + ["--chunk-rows", "0"]) == 2
     assert "--chunk-rows must be an integer >= 1" in capsys.readouterr().err and not out.exists()
@@ -1021,6 +1040,11 @@ def test_read_table_reads_a_pipe_once_and_finds_the_separator_by_fields(tmp_path
     assert list(frame.columns) == list(written.columns) == ["café", "Größe", "label"]
     assert frame["café"].tolist() == [1.5, 2.5]
     assert list(read_table_head(tmp_path / "nfd.csv").columns)[0] == "café"
+    # written as a list: those columns alone, in that order, as text
+    frame, written = read_table(tmp_path / "nfd.csv", target="label", written=["label", "café"])
+    assert written.to_dict("list") == {"label": ["oui", "non"], "café": ["1,5", "2,5"]}
+    with pytest.raises(DENInputError, match=r"nfd.csv' has no column\(s\) \['cafe'\]; its columns are"):
+        read_table(tmp_path / "nfd.csv", written=["cafe"])
     (tmp_path / "twice.csv").write_text("café," + unicodedata.normalize("NFD", "café") + "\n1,2\n")
     with pytest.raises(DENInputError, match="more than one column named 'café'"):
         read_table(tmp_path / "twice.csv")

@@ -109,8 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "'|'-separated (decimal commas in ';' and tab files), UTF-8, Windows-1252 or "
                     "UTF-16, and compressed (gzip, zip, xz, bzip2). The query needs "
                     "the support's feature columns (any order); its other columns (a target, "
-                    "an id) are ignored, and --keep-query-columns copies all of its columns, as "
-                    "written, to the output.")
+                    "an id) are ignored, and --keep-query-columns copies all of its columns (or "
+                    "those it names), as written, to the output.")
     p.add_argument("--model", metavar="PATH",
                    help="pre-trained DEN model file (from `den pretrain`); default: the model "
                         "shipped with the package for --preset (docs/model-card.md)")
@@ -131,13 +131,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output: one row per query row with 'prediction' and 'proba_<class>' "
                         "columns, written atomically (nothing is written on error); a name ending "
                         ".gz, .bz2, .xz or .zip is compressed so; '-' writes to standard output")
-    p.add_argument("--keep-query-columns", action="store_true",
+    p.add_argument("--keep-query-columns", nargs="*", metavar="COLUMN",
                    help="copy the query's columns into the output before the predictions, as the "
-                        "query file writes them (an id 007 stays 007)")
+                        "query file writes them (an id 007 stays 007): all of them, or those named "
+                        "(e.g. --keep-query-columns id), which on a large file takes far less memory")
     p.add_argument("--chunk-rows", type=int, metavar="N",
                    help="query rows the network scores at once, which bounds its working memory "
                         "(default: chosen from the number of features); the query file itself is "
-                        "read whole, about 0.5 KB a row")
+                        "read whole, before TensorFlow loads, and its encoded rows are held while "
+                        "they are scored (8 bytes a feature)")
     p.add_argument("--min-support-rows", type=int, default=10, metavar="N",
                    help="refuse support sets with fewer labelled rows (default: 10)")
     _add_finetune_options(p)
@@ -283,12 +285,24 @@ def _same_file(path: str, other: str) -> bool:
         return False
 
 
+def _check_kept_columns(keep: list[str], head, query: str) -> None:
+    """Refuse --keep-query-columns names that the query file (``head``: its first row, as
+    ``read_table_head`` reads it) lacks or that are named twice, before the file is read whole."""
+    twice = sorted({c for c in keep if keep.count(c) > 1})
+    if twice:
+        raise DENInputError(f"--keep-query-columns names {twice} more than once; name each column once")
+    lacking = [c for c in keep if c not in head.columns]
+    if lacking:
+        raise DENInputError(f"--keep-query-columns: query file {query!r} has no column(s) {lacking}; "
+                            f"its columns are {[str(c) for c in head.columns]}")
+
+
 def _predict(args) -> None:
     import dataclasses
 
     import pandas as pd
 
-    from den.data.encoding import read_table, split_target
+    from den.data.encoding import read_table, read_table_head, split_target
     from den.io import atomic_write, check_output_path
 
     to_stdout = args.out == "-"
@@ -304,9 +318,12 @@ def _predict(args) -> None:
     support = read_table(args.support, "support", target=args.target)
     features, labels = split_target(support, args.target, f"support file {args.support!r}")
     # the support's number formats; columns copied to the output as the file writes them (an id 007)
-    query = read_table(args.query, "query", like=support, written=args.keep_query_columns)
+    keep = args.keep_query_columns  # None: no column; []: every column; else those named
+    if keep:
+        _check_kept_columns(keep, read_table_head(args.query, "query"), args.query)
+    query = read_table(args.query, "query", like=support, written=True if keep == [] else keep or False)
     query_written = None
-    if args.keep_query_columns:
+    if keep is not None:
         query, query_written = query
     missing = [c for c in features.columns if c not in query.columns]
     if missing:
@@ -314,7 +331,7 @@ def _predict(args) -> None:
                             f"{[str(c) for c in missing]}; its columns are "
                             f"{[str(c) for c in query.columns]}")
     query_features = query[list(features.columns)]  # others (the target, an id) are not features
-    query_columns, query_name = list(query.columns), f"query file {args.query!r}"
+    query_name = f"query file {args.query!r}"
     del query
 
     from den.fitting import FitSettings, encode_query, fit_table  # TensorFlow
@@ -329,8 +346,8 @@ def _predict(args) -> None:
     except DENInputError as err:  # keywords as the options that set them (name_settings)
         raise DENInputError(name_settings(str(err), _predict_options())) from None
     columns = ["prediction"] + [f"proba_{label}" for label in table.classes]
-    if args.keep_query_columns:  # refused before the query is scored, which may take minutes
-        clash = [str(c) for c in columns if c in query_columns]
+    if keep is not None:  # refused before the query is scored, which may take minutes
+        clash = [str(c) for c in columns if c in query_written.columns]
         if clash:
             raise DENInputError(f"query file {args.query!r} has the column(s) {clash}, which the "
                                 f"output adds; rename them in the query file, or leave out "
@@ -343,7 +360,7 @@ def _predict(args) -> None:
     proba = table.fitted.proba(x_query, args.chunk_rows, progress="stderr")
     del x_query
     out = pd.DataFrame(dict(zip(columns, [table.classes[proba.argmax(axis=1)], *proba.T])))
-    if args.keep_query_columns:
+    if keep is not None:
         out = pd.concat([query_written.reset_index(drop=True), out], axis=1)
     if to_stdout:
         out.to_csv(sys.stdout, index=False)

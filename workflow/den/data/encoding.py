@@ -672,7 +672,7 @@ _FORMAT_SEPARATOR = {"decimal_comma": ";", "grouped_point": ","}
 
 
 def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
-               target: str | None = None, written: bool = False, sep: str | None = None,
+               target: str | None = None, written: bool | list[str] = False, sep: str | None = None,
                na_values: list[str] | None = None):
     """Read a CSV file, with an error that names the file when it cannot be read.
 
@@ -690,8 +690,10 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
     message would name a column the user never wrote). ``target``: the label column, whose
     labels are checked against their text as written (``_label_texts``). ``written``: return
     (table, the same columns as the file writes them, every cell text and an empty cell ""),
-    e.g. to copy an id column 00017 unchanged. ``sep``: the separator, where the file's is not
-    to be found from its lines; ``na_values``: further texts that mean a missing value.
+    e.g. to copy an id column 00017 unchanged; a list of column names: only those, in that
+    order (a text copy of every column of a large file takes several times its size). ``sep``:
+    the separator, where the file's is not to be found from its lines; ``na_values``: further
+    texts that mean a missing value.
     """
     where = f"{what} file {str(path)!r}"
     try:
@@ -718,7 +720,12 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
         frame[target] = _label_texts(frame[target], reread([target], keep_default_na=False)[target],
                                      f"{where} column {target!r}")
     if written:
-        return frame, reread(None, keep_default_na=False)[list(frame.columns)]
+        columns = list(frame.columns) if written is True else list(written)
+        lacking = [c for c in columns if c not in frame.columns]
+        if lacking:
+            raise DENInputError(f"{where} has no column(s) {lacking}; its columns are "
+                                f"{[str(c) for c in frame.columns]}")
+        return frame, reread(None if written is True else columns, keep_default_na=False)[columns]
     return frame
 
 
