@@ -208,6 +208,12 @@ def test_predict_reads_both_files_before_tensorflow_and_encodes_the_query_once(
     run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
     assert run.stdout.split() == ["2", "False"], run.stderr
     assert "lacks the support's feature column(s) ['b']" in run.stderr
+    huge = tmp_path / "huge.csv"  # a value the encoding refuses: named before TensorFlow too
+    pd.read_csv(query).assign(b=lambda f: f["b"].where(f.index != 3, 1e39)).to_csv(huge, index=False)
+    run = subprocess.run([sys.executable, "-c", program.replace(repr(str(lacking)), repr(str(huge)))],
+                         capture_output=True, text=True, timeout=300)
+    assert run.stdout.split() == ["2", "False"], run.stderr
+    assert "features column 'b' has values beyond float32 range" in run.stderr
 
     encoded = []
     transform = TabularEncoder.transform
@@ -1168,6 +1174,48 @@ def test_a_large_query_shows_progress_and_the_same_predictions(tmp_path, model_a
     assert (whole["prediction"] == blocks["prediction"]).all()
     np.testing.assert_allclose(blocks.filter(like="proba_").to_numpy(),
                                whole.filter(like="proba_").to_numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_large_query_is_scored_from_a_spool_file_with_the_same_output(tmp_path, model_and_tables,
+                                                                        capsys, monkeypatch):
+    """A query whose features pass SPOOL_QUERY_BYTES waits for its scoring in a temporary file
+    (den.io.SpooledRows), block by block: the output is the same to the byte, the file is
+    closed after scoring, and where it cannot be written the query is scored from memory."""
+    import den.cli
+    import den.io
+    import den.train.finetune
+
+    model, support, query = model_and_tables
+    monkeypatch.setattr(den.train.finetune, "PROGRESS_BLOCK_ROWS", 16)  # 60 rows: 4 blocks
+    assert main(_predict_args(model, support, query, tmp_path / "memory.csv")) == 0
+    spools, reads = [], []
+
+    class Recorded(den.io.SpooledRows):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            spools.append(self)
+
+        def __getitem__(self, rows):
+            reads.append(rows)
+            return super().__getitem__(rows)
+
+    monkeypatch.setattr(den.io, "SpooledRows", Recorded)
+    monkeypatch.setattr(den.cli, "SPOOL_QUERY_BYTES", 60 * 2 * 8 - 1)  # 60 rows x 2 features
+    assert main(_predict_args(model, support, query, tmp_path / "spooled.csv")) == 0
+    assert len(spools) == 1 and spools[0]._file.closed
+    assert reads == [slice(start, start + 16) for start in range(0, 60, 16)]
+    assert (tmp_path / "spooled.csv").read_bytes() == (tmp_path / "memory.csv").read_bytes()
+    monkeypatch.setattr(den.cli, "SPOOL_QUERY_BYTES", 60 * 2 * 8)  # not more: held in memory
+    spools.clear()
+    assert main(_predict_args(model, support, query, tmp_path / "held.csv")) == 0 and spools == []
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(den.cli, "SPOOL_QUERY_BYTES", 0)
+    monkeypatch.setattr(den.io, "SpooledRows", type("Full", (Recorded,), {"__init__": full}))
+    assert main(_predict_args(model, support, query, tmp_path / "full.csv")) == 0
+    assert (tmp_path / "full.csv").read_bytes() == (tmp_path / "memory.csv").read_bytes()
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")

@@ -1,5 +1,5 @@
 """den.io.atomic_write gives outputs the permissions a plain open() gives, not mkstemp's 0600;
-den.logs.log_to sends a workflow step's output to its log."""
+den.logs.log_to sends a workflow step's output to its log; den.io.SpooledRows holds an array in a file."""
 
 import os
 import stat
@@ -133,3 +133,23 @@ def test_pre_training_inside_a_log_still_checkpoints_on_sigterm(tmp_path):
             assert interrupt.requested
         assert signal.getsignal(signal.SIGTERM) is outer
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_spooled_rows_read_back_any_slice_of_rows_from_an_unnamed_file(tmp_path):
+    import numpy as np
+
+    from den.io import SpooledRows
+
+    array = np.random.default_rng(0).normal(size=(101, 3))
+    with SpooledRows(array, tmp_path) as rows:
+        assert len(rows) == 101 and rows.shape == (101, 3) and list(tmp_path.iterdir()) == []
+        for part in (slice(0, 101), slice(None), slice(16, 32), slice(96, 500), slice(7, 7), slice(-5, None)):
+            block = rows[part]
+            assert block.dtype == np.float64 and np.array_equal(block, array[part]), part
+        array[0, 0] = 99.0  # a copy: the file holds the rows as they were given
+        assert rows[0:1][0, 0] != 99.0
+        with pytest.raises(TypeError, match="consecutive rows"):
+            rows[0:10:2]
+        with pytest.raises(TypeError, match="consecutive rows"):
+            rows[3]
+    assert rows._file.closed

@@ -22,7 +22,8 @@ import scipy.sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import DataConversionWarning, NotFittedError
 
-from den.fitting import VARIANTS, FitSettings, encode_query, fit_table, load_model
+from den.data.encoding import encode_query
+from den.fitting import VARIANTS, FitSettings, fit_table, load_model
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS
 
 __all__ = ["VARIANTS", "DENClassifier", "load_model"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib.metadata
 import json
@@ -16,6 +17,11 @@ from pathlib import Path
 from den.errors import DENError, DENInputError, DENInputWarning, DENWarning, name_settings
 from den.logs import on_sigterm
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRESETS
+
+# A query whose encoded features (float64) take more bytes than this waits for its scoring in an
+# unnamed temporary file (``den.io.SpooledRows``, in $TMPDIR), not in memory beside TensorFlow:
+# a 1M-row query of 20 features holds 160 MB.
+SPOOL_QUERY_BYTES = 64 << 20
 
 DESCRIPTION = """\
 Distribution Embedding Networks (DEN) for classification with small data.
@@ -302,8 +308,8 @@ def _predict(args) -> None:
 
     import pandas as pd
 
-    from den.data.encoding import read_table, read_table_head, split_target
-    from den.io import atomic_write, check_output_path
+    from den.data.encoding import TabularEncoder, encode_query, read_table, read_table_head, split_target
+    from den.io import SpooledRows, atomic_write, check_output_path
 
     to_stdout = args.out == "-"
     if not to_stdout:
@@ -333,16 +339,23 @@ def _predict(args) -> None:
     query_features = query[list(features.columns)]  # others (the target, an id) are not features
     query_name = f"query file {args.query!r}"
     del query
+    # Both tables are encoded before TensorFlow is imported too, and each is dropped once encoded:
+    # a large query's table and its features are never held at once beside TensorFlow.
+    encoder = TabularEncoder()
+    x_support = encoder.fit_transform(features, f"support file {args.support!r} features")
+    x_query = encode_query(encoder, query_features, query_name=query_name)
+    del features, query_features
 
-    from den.fitting import FitSettings, encode_query, fit_table  # TensorFlow
+    from den.fitting import FitSettings, fit_table  # TensorFlow
 
     # every FitSettings field is a `den predict` option of the same name (dest)
     settings = FitSettings(**{field.name: getattr(args, field.name)
                               for field in dataclasses.fields(FitSettings)})
     transductive = args.keypoints_from == "support_and_query"
     try:
-        table = fit_table(settings, features, labels, X_unlabeled=query_features if transductive else None,
-                          support_name=f"support file {args.support!r}", unlabeled_name=query_name)
+        table = fit_table(settings, x_support, labels, X_unlabeled=x_query if transductive else None,
+                          encoder=encoder, support_name=f"support file {args.support!r}",
+                          unlabeled_name=query_name)
     except DENInputError as err:  # keywords as the options that set them (name_settings)
         raise DENInputError(name_settings(str(err), _predict_options())) from None
     columns = ["prediction"] + [f"proba_{label}" for label in table.classes]
@@ -352,12 +365,14 @@ def _predict(args) -> None:
             raise DENInputError(f"query file {args.query!r} has the column(s) {clash}, which the "
                                 f"output adds; rename them in the query file, or leave out "
                                 f"--keep-query-columns")
-    # the query's features, encoded once: the fit already encoded them for the keypoints
-    x_query = table.unlabeled if transductive else encode_query(table.encoder, query_features,
-                                                                query_name=query_name)
-    table.unlabeled = None
-    del query_features
-    proba = table.fitted.proba(x_query, args.chunk_rows, progress="stderr")
+    if x_query.nbytes > SPOOL_QUERY_BYTES:  # scored a block at a time, read from a file
+        with contextlib.suppress(OSError):  # no room there: scored from memory
+            x_query = SpooledRows(x_query)
+    try:
+        proba = table.fitted.proba(x_query, args.chunk_rows, progress="stderr")
+    finally:
+        if isinstance(x_query, SpooledRows):
+            x_query.close()
     del x_query
     out = pd.DataFrame(dict(zip(columns, [table.classes[proba.argmax(axis=1)], *proba.T])))
     if keep is not None:

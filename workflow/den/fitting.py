@@ -21,7 +21,7 @@ from typing import TextIO
 
 import numpy as np
 
-from den.data.encoding import FeatureCountError, TabularEncoder, encode_labels
+from den.data.encoding import TabularEncoder, encode_labels, encode_query
 from den.errors import DENInputError, DENInputWarning, DENModelError, name_settings, plain_value
 from den.model.den import DEN
 from den.model.tuples import count_multisets
@@ -103,17 +103,12 @@ class FittedTable:
         encoder: the support table's column encoding, applied to query tables.
         classes: (L,) the labels, sorted; ``proba``'s columns follow this order.
         n_features: number of feature columns.
-        unlabeled: (m, d) float64, ``fit_table``'s X_unlabeled as the encoder's features (None
-            without): a caller that goes on to score those very rows (``den predict``'s query)
-            passes them to ``fitted.proba`` instead of encoding them a second time, and drops
-            this reference where it needs the memory.
     """
 
     fitted: FittedTask
     encoder: TabularEncoder
     classes: np.ndarray
     n_features: int
-    unlabeled: np.ndarray | None = dataclasses.field(default=None, repr=False)
 
     def proba(self, X, chunk_rows: int | None = None, query_name: str = "query",
               progress: TextIO | str | None = None) -> np.ndarray:
@@ -155,7 +150,7 @@ def load_model(model: str | os.PathLike | DEN) -> DEN:
 
 
 def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: str = "support",
-              unlabeled_name: str = "unlabeled") -> FittedTable:
+              unlabeled_name: str = "unlabeled", encoder: TabularEncoder | None = None) -> FittedTable:
     """Fit a pre-trained DEN to the support table (X, y).
 
     Args:
@@ -166,6 +161,11 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
         support_name, unlabeled_name: how errors name the two tables (e.g. their files).
         X_unlabeled: optional rows without labels (e.g. the query set); they only widen
             each feature's keypoint span.
+        encoder: a ``TabularEncoder`` already fitted to the support table; X and X_unlabeled
+            are then its (n, d) and (m, d) float64 features (``encoder.fit_transform`` and
+            ``encode_query``). ``den predict`` encodes its files so before TensorFlow is
+            imported, and drops each table once it is encoded: a large query's table and its
+            features are then never held at once beside TensorFlow.
 
     Raises:
         DENInputError: no labels (y None), continuous labels, one class, too few rows,
@@ -226,12 +226,17 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
             f"the support set has {len(classes)} classes but the model supports at most "
             f"{den.config.n_classes_supported} ({den.config.head} head); use a model "
             f"pre-trained with the multiclass head and max_classes >= {len(classes)}")
-    encoder = TabularEncoder()
-    x = encoder.fit_transform(X, f"{support_name} features")
+    if encoder is None:
+        encoder = TabularEncoder()
+        x = encoder.fit_transform(X, f"{support_name} features")
+        unlabeled = None if X_unlabeled is None else \
+            encoder.transform(X_unlabeled, f"{unlabeled_name} features")
+    else:  # both already the encoder's features
+        x = np.asarray(X, dtype=np.float64)
+        unlabeled = None if X_unlabeled is None else np.asarray(X_unlabeled, dtype=np.float64)
     if x.shape[0] != len(codes):
         raise DENInputError(f"{x.shape[0]} support rows but {len(codes)} labels")
     check_support_size(den, *x.shape)
-    unlabeled = None if X_unlabeled is None else encoder.transform(X_unlabeled, f"{unlabeled_name} features")
     config = None
     try:
         if variant == "den":
@@ -246,7 +251,7 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
     fitted = fit_task(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
     _warn_unadapted(config, fitted, codes, classes, f"{support_name} labels")
     _warn_not_fine_tuned(config, den, fitted, codes, classes, f"{support_name} labels")
-    return FittedTable(fitted, encoder, classes, x.shape[1], unlabeled)
+    return FittedTable(fitted, encoder, classes, x.shape[1])
 
 
 def _warn_not_fine_tuned(config: FinetuneConfig | None, den: DEN, fitted: FittedTask, codes: np.ndarray,
@@ -363,19 +368,3 @@ def _available_memory(root: Path = Path("/sys/fs/cgroup"),
                 break
             directory = directory.parent
     return min(free) if free else None
-
-
-def encode_query(encoder: TabularEncoder, X, estimator: str = "DENClassifier",
-                 query_name: str = "query") -> np.ndarray:
-    """The query table X as the fitted ``encoder``'s features, (m, d) float64; warnings and
-    errors about its values name it ``query_name``.
-
-    Raises:
-        DENInputError: another number of columns than the support table had (in
-            scikit-learn's words, naming ``estimator``), or a value the encoder cannot take.
-    """
-    try:
-        return encoder.transform(X, f"{query_name} features")
-    except FeatureCountError as err:  # in scikit-learn's words too
-        raise DENInputError(f"X has {err.given} features, but {estimator} is expecting "
-                            f"{err.expected} features as input: {err}") from None

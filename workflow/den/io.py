@@ -1,4 +1,5 @@
-"""Writing files so that a failure never leaves a half-written output behind."""
+"""Writing files so that a failure never leaves a half-written output behind, and holding a
+large array on disk instead of in memory while it is read back block by block."""
 
 from __future__ import annotations
 
@@ -108,3 +109,61 @@ def check_output_path(path: str | os.PathLike, what: str, directory: bool = Fals
     if not os.access(existing, os.W_OK | os.X_OK):
         raise DENInputError(f"{what} {str(path)!r}: directory {str(existing)!r} is not writable; "
                             f"choose another path")
+
+
+class SpooledRows:
+    """An (m, ...) array kept in a temporary file without a name and read back by rows.
+
+    A large query's encoded features are held here while they are scored block by block
+    (``den.train.finetune.FittedTask.proba``). Then the whole array does not add to the
+    process's memory beside TensorFlow; ``den predict`` does this for a query of millions of
+    rows. ``rows[start:stop]`` reads those rows as an array, equal to the array's own slice.
+    ``len`` and ``shape`` are the array's. The file has no name, so the system frees it when it
+    is closed (``close``, or the end of a ``with`` block) or when the process ends, however it
+    ends.
+
+    Args:
+        array: the rows to hold; their bytes are copied to the file at once.
+        directory: where the file lies (None: the system's temporary directory). Give one on
+            a disk, not in memory (a tmpfs /tmp holds the file in RAM).
+    """
+
+    def __init__(self, array, directory: str | os.PathLike | None = None):
+        import numpy as np
+
+        array = np.ascontiguousarray(array)
+        self.shape, self.dtype = array.shape, array.dtype
+        self._row_bytes = int(array.dtype.itemsize * np.prod(array.shape[1:], dtype=np.int64))
+        self._file = tempfile.TemporaryFile(dir=directory)
+        try:
+            self._file.write(memoryview(array.reshape(-1)).cast("B"))
+            self._file.flush()
+        except BaseException:
+            self._file.close()
+            raise
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: slice):
+        import numpy as np
+
+        if not isinstance(rows, slice) or rows.step not in (None, 1):
+            raise TypeError(f"SpooledRows reads a slice of consecutive rows, not {rows!r}")
+        start, stop, _ = rows.indices(self.shape[0])
+        block = np.empty((max(0, stop - start), *self.shape[1:]), self.dtype)
+        self._file.seek(start * self._row_bytes)
+        read = self._file.readinto(memoryview(block.reshape(-1)).cast("B"))
+        if read != block.nbytes:
+            raise OSError(f"reading rows {start}:{stop} back from a temporary file gave {read} "
+                          f"bytes, not {block.nbytes}")
+        return block
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> SpooledRows:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

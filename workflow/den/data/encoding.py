@@ -447,6 +447,22 @@ class TabularEncoder:
         return self.fit(x, what).transform(x, what)
 
 
+def encode_query(encoder: TabularEncoder, X, estimator: str = "DENClassifier",
+                 query_name: str = "query") -> np.ndarray:
+    """The query table X as the fitted ``encoder``'s features, (m, d) float64; warnings and
+    errors about its values name it ``query_name``.
+
+    Raises:
+        DENInputError: another number of columns than the support table had (in
+            scikit-learn's words, naming ``estimator``), or a value the encoder cannot take.
+    """
+    try:
+        return encoder.transform(X, f"{query_name} features")
+    except FeatureCountError as err:  # in scikit-learn's words too
+        raise DENInputError(f"X has {err.given} features, but {estimator} is expecting "
+                            f"{err.expected} features as input: {err}") from None
+
+
 def _listed(values: list) -> str:
     """The first three of ``values`` as a message lists them: 'a', 'b', 'c', ..."""
     return ", ".join(repr(v) for v in values[:3]) + (", ..." if len(values) > 3 else "")

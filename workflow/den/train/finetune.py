@@ -359,29 +359,34 @@ class FittedTask:
 
     def proba(self, x_query: np.ndarray, chunk_rows: int | None = None,
               progress: TextIO | str | None = None) -> np.ndarray:
-        """(m, L) class probabilities of the query rows (m, d).
+        """(m, L) class probabilities of the query rows: an (m, d) array, or a
+        ``den.io.SpooledRows`` of them (read from its file a block at a time).
 
-        With ``progress`` (a stream, or "stderr"), a query of more than
-        ``PROGRESS_BLOCK_ROWS`` rows is scored block by block, with a progress line (rows done,
-        rows/s, ETA) after each block; the probabilities are the same (rows are scored
-        independently).
+        With ``progress`` (a stream, or "stderr"), or rows spooled to a file, a query of more
+        than ``PROGRESS_BLOCK_ROWS`` rows is scored block by block (with ``progress``, a
+        progress line of rows done, rows/s and ETA after each block); the probabilities are the
+        same (rows are scored independently).
 
         Raises:
             DENModelError: a probability is not finite (weights that overflow on these rows),
                 rather than NaN probabilities that would read as a prediction of class 0.
         """
-        x_query = np.asarray(x_query)
+        from den.io import SpooledRows
+
+        spooled = isinstance(x_query, SpooledRows)
+        x_query = x_query if spooled else np.asarray(x_query)
         rows = len(x_query)
-        if progress is None or rows <= PROGRESS_BLOCK_ROWS:
-            proba = self._proba(x_query, chunk_rows)
+        if rows <= PROGRESS_BLOCK_ROWS or (progress is None and not spooled):
+            proba = self._proba(x_query[0:rows], chunk_rows)
         else:
             from den.progress import Progress
 
-            meter = Progress(rows, "predict", unit="rows", stream=progress)
+            meter = None if progress is None else Progress(rows, "predict", unit="rows", stream=progress)
             blocks = []
             for start in range(0, rows, PROGRESS_BLOCK_ROWS):
                 blocks.append(self._proba(x_query[start:start + PROGRESS_BLOCK_ROWS], chunk_rows))
-                meter.update(start + len(blocks[-1]))  # the last block's line always prints
+                if meter is not None:
+                    meter.update(start + len(blocks[-1]))  # the last block's line always prints
             proba = np.concatenate(blocks)
         if not np.isfinite(proba).all():
             bad = np.flatnonzero(~np.isfinite(proba).all(axis=1))
