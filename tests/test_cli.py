@@ -418,6 +418,36 @@ def test_query_columns_other_than_the_features_are_ignored_and_a_missing_one_is_
     assert not (tmp_path / "none.csv").exists()
 
 
+def test_ignored_support_columns_are_not_features_and_the_query_need_not_have_them(
+        tmp_path, model_and_tables, capsys):
+    """--ignore-columns leaves an id out of the features: the predictions are those of the files
+    without it (to the byte), whether the query has the id or not; a name that is the target,
+    that the support lacks or that is given twice, or leaving no feature, is refused before
+    any fit, naming the option and the file."""
+    model, support, query = model_and_tables
+    assert main(_predict_args(model, support, query, tmp_path / "plain.csv")) == 0
+    with_id = tmp_path / "support_id.csv"
+    frame = pd.read_csv(support)
+    frame.insert(0, "id", np.arange(len(frame)) * 7 + 1000)
+    frame.to_csv(with_id, index=False)
+    query_id = tmp_path / "query_id.csv"
+    pd.read_csv(query).assign(id=np.arange(60) + 5000).to_csv(query_id, index=False)
+    assert main(_predict_args(model, with_id, query_id, tmp_path / "used.csv")) == 0
+    assert (tmp_path / "used.csv").read_bytes() != (tmp_path / "plain.csv").read_bytes()  # id a feature
+    for name, query_file in (("ignored", query_id), ("no_id", query)):
+        out = tmp_path / f"{name}.csv"
+        assert main(_predict_args(model, with_id, query_file, out) + ["--ignore-columns", "id"]) == 0
+        assert out.read_bytes() == (tmp_path / "plain.csv").read_bytes(), name
+    capsys.readouterr()
+    for ignored, message in ((["label"], "names the target column 'label'"),
+                             (["idd"], f"support file {str(with_id)!r} has no column(s) ['idd']"),
+                             (["id", "id"], "--ignore-columns names ['id'] more than once"),
+                             (["id", "a", "b"], "leaves support file")):
+        out = tmp_path / "refused.csv"
+        assert main(_predict_args(model, with_id, query_id, out) + ["--ignore-columns", *ignored]) == 2
+        assert message in capsys.readouterr().err and not out.exists(), ignored
+
+
 def test_a_category_column_read_as_numbers_in_the_query_keeps_its_codes(tmp_path, model_and_tables):
     """pandas reads each CSV's types alone: a category column of "A", "B", "1", "2" in the
     support is text, the same column holding only 1 and 2 in the query is numbers. Those

@@ -116,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "UTF-16, and compressed (gzip, zip, xz, bzip2). The query needs "
                     "the support's feature columns (any order); its other columns (a target, "
                     "an id) are ignored, and --keep-query-columns copies all of its columns (or "
-                    "those it names), as written, to the output.")
+                    "those it names), as written, to the output. Every support column but the "
+                    "target is a feature, except those --ignore-columns names (an id).")
     p.add_argument("--model", metavar="PATH",
                    help="pre-trained DEN model file (from `den pretrain`); default: the model "
                         "shipped with the package for --preset (docs/model-card.md)")
@@ -137,6 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output: one row per query row with 'prediction' and 'proba_<class>' "
                         "columns, written atomically (nothing is written on error); a name ending "
                         ".gz, .bz2, .xz or .zip is compressed so; '-' writes to standard output")
+    p.add_argument("--ignore-columns", nargs="+", metavar="COLUMN", default=[],
+                   help="support columns that are not features (an id, a row number, a date of "
+                        "entry): DEN leaves them out, and the query need not have them (default: "
+                        "every support column but --target is a feature)")
     p.add_argument("--keep-query-columns", nargs="*", metavar="COLUMN",
                    help="copy the query's columns into the output before the predictions, as the "
                         "query file writes them (an id 007 stays 007): all of them, or those named "
@@ -144,8 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-rows", type=int, metavar="N",
                    help="query rows the network scores at once, which bounds its working memory "
                         "(default: chosen from the number of features); the query file itself is "
-                        "read whole, before TensorFlow loads, and its encoded rows are held while "
-                        "they are scored (8 bytes a feature)")
+                        "read whole and encoded before TensorFlow loads, and encoded rows over 64 MB "
+                        "(8 bytes a feature) wait for their scoring in a temporary file in $TMPDIR")
     p.add_argument("--min-support-rows", type=int, default=10, metavar="N",
                    help="refuse support sets with fewer labelled rows (default: 10)")
     _add_finetune_options(p)
@@ -291,16 +296,39 @@ def _same_file(path: str, other: str) -> bool:
         return False
 
 
+def _check_named_once(names: list[str], option: str) -> None:
+    """Refuse an option (e.g. "--ignore-columns") that names a column more than once."""
+    twice = sorted({c for c in names if names.count(c) > 1})
+    if twice:
+        raise DENInputError(f"{option} names {twice} more than once; name each column once")
+
+
 def _check_kept_columns(keep: list[str], head, query: str) -> None:
     """Refuse --keep-query-columns names that the query file (``head``: its first row, as
     ``read_table_head`` reads it) lacks or that are named twice, before the file is read whole."""
-    twice = sorted({c for c in keep if keep.count(c) > 1})
-    if twice:
-        raise DENInputError(f"--keep-query-columns names {twice} more than once; name each column once")
+    _check_named_once(keep, "--keep-query-columns")
     lacking = [c for c in keep if c not in head.columns]
     if lacking:
         raise DENInputError(f"--keep-query-columns: query file {query!r} has no column(s) {lacking}; "
                             f"its columns are {[str(c) for c in head.columns]}")
+
+
+def _without_ignored(features, ignored: list[str], target: str, support: str):
+    """The support's feature columns less those --ignore-columns names; a name that is the
+    target, that the support file lacks or that is given twice is refused, and so is leaving
+    no feature column."""
+    _check_named_once(ignored, "--ignore-columns")
+    if target in ignored:
+        raise DENInputError(f"--ignore-columns names the target column {target!r}; the target is "
+                            f"never a feature: leave it out of --ignore-columns")
+    lacking = [c for c in ignored if c not in features.columns]
+    if lacking:
+        raise DENInputError(f"--ignore-columns: support file {support!r} has no column(s) {lacking}; "
+                            f"its feature columns are {[str(c) for c in features.columns]}")
+    if len(ignored) == features.shape[1]:
+        raise DENInputError(f"--ignore-columns leaves support file {support!r} no feature column; "
+                            f"DEN needs at least one")
+    return features.drop(columns=ignored)
 
 
 def _predict(args) -> None:
@@ -323,6 +351,8 @@ def _predict(args) -> None:
     # cannot be read is named at once).
     support = read_table(args.support, "support", target=args.target)
     features, labels = split_target(support, args.target, f"support file {args.support!r}")
+    if args.ignore_columns:
+        features = _without_ignored(features, args.ignore_columns, args.target, args.support)
     # the support's number formats; columns copied to the output as the file writes them (an id 007)
     keep = args.keep_query_columns  # None: no column; []: every column; else those named
     if keep:
