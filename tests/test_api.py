@@ -505,6 +505,9 @@ def test_labels_that_mix_types_or_are_infinite_are_named_errors(small_binary_mod
     mixed = np.array([0, "a"] * 25, dtype=object)
     with pytest.raises(DENInputError, match=r"support labels mix types \(int, str\)"):
         DENClassifier(model=small_binary_model).fit(frame[:50], mixed)
+    # a list too, where numpy would have read 1 and "1" as one text class
+    with pytest.raises(DENInputError, match=r"support labels mix types \(int, str\)"):
+        DENClassifier(model=small_binary_model).fit(frame[:50], [1, "1", 0, "0"] * 12 + [1, 0])
     with pytest.raises(DENInputError, match=r"support labels has infinite values \(inf\)"):
         DENClassifier(model=small_binary_model).fit(frame[:50], np.array([0.0, np.inf] * 25))
     with pytest.raises(DENInputError, match=r"support labels has continuous values \(0.5 is not a whole"):

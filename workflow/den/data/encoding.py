@@ -604,14 +604,19 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
     Raises:
         DENInputError: missing, infinite or complex labels, continuous ones (floats not all
             whole numbers: a regression target), labels of types that cannot be sorted
-            together (0 and "a"), a 2-d label array or a sparse matrix.
+            together (0 and "a"; a list that mixes numbers and texts, 1 and "1", as a pandas
+            column of them does), a 2-d label array or a sparse matrix.
     """
     import scipy.sparse
 
     if scipy.sparse.issparse(y):
         raise DENInputError(f"{what} are a scipy.sparse {type(y).__name__}; DEN needs dense input: "
                             f"pass y.toarray().ravel()")
-    arr = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.DataFrame)) else y)
+    if isinstance(y, (list, tuple)) and len({isinstance(v, (str, bytes)) for v in y if not _isna(v)}) == 2:
+        arr = np.empty(len(y), dtype=object)  # numpy would turn [1, "1"] into texts: one class
+        arr[:] = y
+    else:
+        arr = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.DataFrame)) else y)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
