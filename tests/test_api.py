@@ -516,6 +516,46 @@ def test_labels_that_mix_types_or_are_infinite_are_named_errors(small_binary_mod
         frame[:50], np.array([0.0, 2.0] * 25)).classes_.tolist() == [0.0, 2.0]  # whole floats are classes
 
 
+def test_a_list_of_labels_is_never_rewritten_as_texts_that_are_not_its_own():
+    """numpy reads a list of texts beside NaN, bytes or members of a (str, Enum) as texts:
+    NaN became the class 'nan', b"a" merged with "a", and enum members became 'C'."""
+    import enum
+
+    from den.data.encoding import encode_labels
+
+    with pytest.raises(DENInputError, match=r"1 row\(s\) have no label: row\(s\) 2 "):
+        encode_labels(["a", "b", np.nan, "a"])
+    with pytest.raises(DENInputError, match=r"1 row\(s\) have no label: row\(s\) 0 "):
+        encode_labels((None, "a", "b"))
+    for mixed in (["a", b"a", "b"], [b"\xe9", "a", "b"]):  # merged, or a UnicodeDecodeError
+        with pytest.raises(DENInputError, match=r"support labels mix types \(bytes, str\)"):
+            encode_labels(mixed)
+
+    class Colour(str, enum.Enum):  # noqa: UP042 (as users write it; numpy cut its names)
+        RED = "red"
+        GREEN = "green"
+
+    codes, classes = encode_labels([Colour.RED, Colour.GREEN, Colour.RED])
+    assert codes.tolist() == [1, 0, 1] and classes.tolist() == [Colour.GREEN, Colour.RED]
+
+    class Size(enum.Enum):
+        S = 1
+        L = 2
+
+    with pytest.raises(DENInputError, match=r"support labels are Size values, which cannot be sorted"):
+        encode_labels([Size.S, Size.L])
+
+    class Grade(enum.IntEnum):
+        LOW = 0
+        HIGH = 1
+
+    codes, classes = encode_labels([Grade.LOW, 1, Grade.HIGH])  # numbers, read as numpy does
+    assert codes.tolist() == [0, 1, 1] and classes.dtype.kind == "i"
+    # texts alone still read as numpy's texts
+    codes, classes = encode_labels(["b", np.str_("a"), "b"])
+    assert codes.tolist() == [1, 0, 1] and classes.dtype.kind == "U"
+
+
 @pytest.mark.parametrize("seed", [None, -1, 1.5, True])
 def test_a_seed_that_is_not_a_non_negative_integer_is_refused(small_binary_model, table, seed):
     frame, labels = table

@@ -595,6 +595,23 @@ def _isna(v) -> bool:
         return False
 
 
+def _texts_numpy_would_rewrite(labels: list | tuple) -> bool:
+    """Whether ``np.asarray`` would rewrite a list's labels as texts that are not theirs: a
+    list holding texts (or bytes) beside missing values (NaN would become the class "nan"),
+    numbers (1 and "1": one class), bytes (decoded as ASCII, or a UnicodeDecodeError) or
+    other objects; or members of a ``(str, Enum)`` (numpy writes their names cut to the
+    array's width). Such a list is kept as Python objects."""
+    import enum
+
+    kinds = set()
+    for v in labels:
+        if isinstance(v, enum.Enum) and isinstance(v, str):
+            return True
+        kinds.add("text" if isinstance(v, str) else "bytes" if isinstance(v, bytes) else
+                  "missing" if _isna(v) else "other")
+    return bool(kinds & {"text", "bytes"}) and len(kinds) > 1
+
+
 def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarray]:
     """Labels of any type to 0..L-1.
 
@@ -605,15 +622,17 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
         DENInputError: missing, infinite or complex labels, continuous ones (floats not all
             whole numbers: a regression target), labels of types that cannot be sorted
             together (0 and "a"; a list that mixes numbers and texts, 1 and "1", as a pandas
-            column of them does), a 2-d label array or a sparse matrix.
+            column of them does; texts and bytes), a 2-d label array or a sparse matrix. A
+            list's labels are never rewritten as texts (``_texts_numpy_would_rewrite``): a
+            missing one among texts is named as missing, and members of an Enum stay members.
     """
     import scipy.sparse
 
     if scipy.sparse.issparse(y):
         raise DENInputError(f"{what} are a scipy.sparse {type(y).__name__}; DEN needs dense input: "
                             f"pass y.toarray().ravel()")
-    if isinstance(y, (list, tuple)) and len({isinstance(v, (str, bytes)) for v in y if not _isna(v)}) == 2:
-        arr = np.empty(len(y), dtype=object)  # numpy would turn [1, "1"] into texts: one class
+    if isinstance(y, (list, tuple)) and _texts_numpy_would_rewrite(y):
+        arr = np.empty(len(y), dtype=object)  # each label as given: checked and sorted below
         arr[:] = y
     else:
         arr = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.DataFrame)) else y)
@@ -647,6 +666,10 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
         classes, codes = np.unique(arr, return_inverse=True)
     except TypeError as err:  # e.g. 0 and "a": numpy cannot order them
         types = sorted({type(v).__name__ for v in arr})
+        if len(types) == 1:  # e.g. members of an enum.Enum
+            raise DENInputError(f"{what} are {types[0]} values, which cannot be sorted into "
+                                f"classes; give labels as integers or strings (e.g. "
+                                f"[str(v) for v in y])") from err
         raise DENInputError(f"{what} mix types ({', '.join(types)}) that cannot be sorted into "
                             f"classes; give labels of one type, e.g. all strings "
                             f"(y.astype(str))") from err
