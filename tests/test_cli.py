@@ -321,8 +321,8 @@ def test_model_and_support_errors_say_what_is_wrong(tmp_path, model_and_tables, 
     spaced = tmp_path / "spaced.csv"
     pd.read_csv(support).rename(columns={"label": " Label "}).to_csv(spaced, index=False)
     assert main(_predict_args(model, spaced, query, out)) == 2
-    assert (f"support file {str(spaced)!r} has no column 'label'; did you mean ' Label ' (written so in "
-            f"the file)?; its columns are ['a', 'b', ' Label ']") in capsys.readouterr().err
+    assert (f"support file {str(spaced)!r} has no column 'label' (did you mean ' Label '?); its "
+            f"columns are ['a', 'b', ' Label ']") in capsys.readouterr().err
     assert main(_predict_args(tmp_path, support, query, out)) == 2
     assert "is a directory, not a model file" in capsys.readouterr().err
     assert main(["info", str(tmp_path)]) == 2
@@ -404,8 +404,8 @@ def test_query_columns_other_than_the_features_are_ignored_and_a_missing_one_is_
     out.unlink()
     capsys.readouterr()
     assert main(_predict_args(model, support, with_id, out) + ["--keep-query-columns", "id", "ID"]) == 2
-    assert f"--keep-query-columns: query file {str(with_id)!r} has no column(s) ['ID']; its columns " \
-           f"are ['id', 'b', 'a']" in capsys.readouterr().err
+    assert f"--keep-query-columns: query file {str(with_id)!r} has no column(s) ['ID'] (did you mean " \
+           f"'id'?); its columns are ['id', 'b', 'a']" in capsys.readouterr().err
     assert main(_predict_args(model, support, with_id, out) + ["--keep-query-columns", "id", "id"]) == 2
     assert "--keep-query-columns names ['id'] more than once" in capsys.readouterr().err
     assert not out.exists()
@@ -440,12 +440,43 @@ def test_ignored_support_columns_are_not_features_and_the_query_need_not_have_th
         assert out.read_bytes() == (tmp_path / "plain.csv").read_bytes(), name
     capsys.readouterr()
     for ignored, message in ((["label"], "names the target column 'label'"),
-                             (["idd"], f"support file {str(with_id)!r} has no column(s) ['idd']"),
+                             (["idd"], f"support file {str(with_id)!r} has no column(s) ['idd'] "
+                                       f"(did you mean 'id'?)"),
                              (["id", "id"], "--ignore-columns names ['id'] more than once"),
                              (["id", "a", "b"], "leaves support file")):
         out = tmp_path / "refused.csv"
         assert main(_predict_args(model, with_id, query_id, out) + ["--ignore-columns", *ignored]) == 2
         assert message in capsys.readouterr().err and not out.exists(), ignored
+
+
+def test_a_column_that_numbers_the_rows_is_named_with_the_option_that_leaves_it_out(
+        tmp_path, model_and_tables, capsys):
+    """A saved pandas index (a blank header read as "Unnamed: 0") or a running id is a feature
+    unless --ignore-columns leaves it out: den predict says so, naming the column and the
+    option; a column that does not rise by exactly 1 a row (an id 1000, 1007, ...) is not named."""
+    from den.data.encoding import row_number_columns
+
+    model, support, query = model_and_tables
+    frame = pd.read_csv(support)
+    indexed = tmp_path / "indexed.csv"
+    frame.assign(order=np.arange(len(frame)) + 1001).to_csv(indexed)  # index=True: a blank header
+    capsys.readouterr()
+    assert main(_predict_args(model, indexed, query, tmp_path / "a.csv")) == 2  # the query lacks them
+    err = capsys.readouterr().err
+    assert (f"support file {str(indexed)!r} column 'Unnamed: 0' numbers the rows (0, 1, ..., "
+            f"{len(frame) - 1}, a saved row index with no header): it is used as a feature") in err
+    assert "column 'order' numbers the rows (1001, 1002, ..., " in err
+    assert "pass --ignore-columns 'Unnamed: 0'" in err and "pass --ignore-columns order" in err
+    assert main(_predict_args(model, indexed, query, tmp_path / "b.csv") +
+                ["--ignore-columns", "Unnamed: 0", "order"]) == 0
+    assert "numbers the rows" not in capsys.readouterr().err
+    stepped = tmp_path / "stepped.csv"
+    frame.assign(id=np.arange(len(frame)) * 7 + 1000).to_csv(stepped, index=False)
+    main(_predict_args(model, stepped, query, tmp_path / "c.csv"))
+    assert "numbers the rows" not in capsys.readouterr().err
+    rising = pd.DataFrame({"n": np.arange(9.0), "gap": [0.0, 1, 2, 3, np.nan, 5, 6, 7, 8]})
+    assert row_number_columns(rising) == []  # fewer than 10 rows
+    assert row_number_columns(pd.concat([rising, rising + 9], ignore_index=True)) == [("n", 0, 17)]
 
 
 def test_a_category_column_read_as_numbers_in_the_query_keeps_its_codes(tmp_path, model_and_tables):
@@ -1187,6 +1218,8 @@ def test_an_out_name_ending_gz_bz2_xz_or_zip_is_compressed_so(tmp_path, model_an
         assert out.read_bytes().startswith(magic), ending
         pd.testing.assert_frame_equal(pd.read_csv(out), plain)
     assert zipfile.ZipFile(tmp_path / "pred.csv.zip").namelist() == ["pred.csv"]
+    assert main(_predict_args(model, support, query, tmp_path / "pred.zip")) == 0  # no ".csv" given
+    assert zipfile.ZipFile(tmp_path / "pred.zip").namelist() == ["pred.csv"]
 
 
 def test_a_large_query_shows_progress_and_the_same_predictions(tmp_path, model_and_tables, capsys,

@@ -9,6 +9,7 @@ import importlib.metadata
 import json
 import os
 import re
+import shlex
 import shutil
 import sys
 import warnings
@@ -281,11 +282,15 @@ _COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip"}
 
 def _compression(path: str) -> dict | None:
     """pandas' ``compression`` for an output name by its ending (None: plain text); a zip
-    archive holds one file named as the output less ".zip" (preds.csv.zip: preds.csv)."""
+    archive holds one file named as the output less ".zip" (preds.csv.zip: preds.csv), with
+    ".csv" added where that leaves no ending (preds.zip: preds.csv)."""
     method = _COMPRESSION.get(Path(path).suffix.lower())
     if method is None:
         return None
-    return {"method": method, **({"archive_name": Path(path).stem} if method == "zip" else {})}
+    if method != "zip":
+        return {"method": method}
+    member = Path(Path(path).stem)
+    return {"method": method, "archive_name": str(member if member.suffix else member.with_suffix(".csv"))}
 
 
 def _same_file(path: str, other: str) -> bool:
@@ -306,25 +311,31 @@ def _check_named_once(names: list[str], option: str) -> None:
 def _check_kept_columns(keep: list[str], head, query: str) -> None:
     """Refuse --keep-query-columns names that the query file (``head``: its first row, as
     ``read_table_head`` reads it) lacks or that are named twice, before the file is read whole."""
+    from den.data.encoding import meant_columns
+
     _check_named_once(keep, "--keep-query-columns")
     lacking = [c for c in keep if c not in head.columns]
     if lacking:
-        raise DENInputError(f"--keep-query-columns: query file {query!r} has no column(s) {lacking}; "
-                            f"its columns are {[str(c) for c in head.columns]}")
+        raise DENInputError(f"--keep-query-columns: query file {query!r} has no column(s) {lacking}"
+                            f"{meant_columns(lacking, head.columns)}; its columns are "
+                            f"{[str(c) for c in head.columns]}")
 
 
 def _without_ignored(features, ignored: list[str], target: str, support: str):
     """The support's feature columns less those --ignore-columns names; a name that is the
     target, that the support file lacks or that is given twice is refused, and so is leaving
     no feature column."""
+    from den.data.encoding import meant_columns
+
     _check_named_once(ignored, "--ignore-columns")
     if target in ignored:
         raise DENInputError(f"--ignore-columns names the target column {target!r}; the target is "
                             f"never a feature: leave it out of --ignore-columns")
     lacking = [c for c in ignored if c not in features.columns]
     if lacking:
-        raise DENInputError(f"--ignore-columns: support file {support!r} has no column(s) {lacking}; "
-                            f"its feature columns are {[str(c) for c in features.columns]}")
+        raise DENInputError(f"--ignore-columns: support file {support!r} has no column(s) {lacking}"
+                            f"{meant_columns(lacking, features.columns)}; its feature columns are "
+                            f"{[str(c) for c in features.columns]}")
     if len(ignored) == features.shape[1]:
         raise DENInputError(f"--ignore-columns leaves support file {support!r} no feature column; "
                             f"DEN needs at least one")
@@ -336,7 +347,15 @@ def _predict(args) -> None:
 
     import pandas as pd
 
-    from den.data.encoding import TabularEncoder, encode_query, read_table, read_table_head, split_target
+    from den.data.encoding import (
+        TabularEncoder,
+        encode_query,
+        meant_columns,
+        read_table,
+        read_table_head,
+        row_number_columns,
+        split_target,
+    )
     from den.io import SpooledRows, atomic_write, check_output_path
 
     to_stdout = args.out == "-"
@@ -353,6 +372,12 @@ def _predict(args) -> None:
     features, labels = split_target(support, args.target, f"support file {args.support!r}")
     if args.ignore_columns:
         features = _without_ignored(features, args.ignore_columns, args.target, args.support)
+    for name, first, last in row_number_columns(features):
+        index = ", a saved row index with no header" if name.startswith("Unnamed: ") else ""
+        warnings.warn(f"support file {args.support!r} column {name!r} numbers the rows ({first}, "
+                      f"{first + 1}, ..., {last}{index}): it is used as a feature, though a row's "
+                      f"number says nothing of its class unless the rows' order does; if it is an "
+                      f"id, pass --ignore-columns {shlex.quote(name)}", DENInputWarning, stacklevel=2)
     # the support's number formats; columns copied to the output as the file writes them (an id 007)
     keep = args.keep_query_columns  # None: no column; []: every column; else those named
     if keep:
@@ -364,8 +389,8 @@ def _predict(args) -> None:
     missing = [c for c in features.columns if c not in query.columns]
     if missing:
         raise DENInputError(f"query file {args.query!r} lacks the support's feature column(s) "
-                            f"{[str(c) for c in missing]}; its columns are "
-                            f"{[str(c) for c in query.columns]}")
+                            f"{[str(c) for c in missing]}{meant_columns(missing, query.columns)}; "
+                            f"its columns are {[str(c) for c in query.columns]}")
     query_features = query[list(features.columns)]  # others (the target, an id) are not features
     query_name = f"query file {args.query!r}"
     del query

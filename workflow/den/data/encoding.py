@@ -767,7 +767,8 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
         columns = list(frame.columns) if written is True else list(written)
         lacking = [c for c in columns if c not in frame.columns]
         if lacking:
-            raise DENInputError(f"{where} has no column(s) {lacking}; its columns are "
+            raise DENInputError(f"{where} has no column(s) {lacking}"
+                                f"{meant_columns(lacking, frame.columns)}; its columns are "
                                 f"{[str(c) for c in frame.columns]}")
         return frame, reread(None if written is True else columns, keep_default_na=False)[columns]
     return frame
@@ -1122,12 +1123,55 @@ def _separator(head: str, alone: str = ",") -> str:
     return best
 
 
+def row_number_columns(features: pd.DataFrame, min_rows: int = 10) -> list[tuple[str, int, int]]:
+    """The columns of ``features`` (n, d) that number its rows: whole numbers, none missing,
+    rising by exactly 1 from each row to the next (0..n-1 of a saved pandas index, which reads
+    back as "Unnamed: 0"; a running id 1001, 1002, ...), in a table of at least ``min_rows``
+    rows (in fewer, a true feature could rise so by chance).
+
+    Returns:
+        [(column name, first value, last value)], in column order.
+    """
+    if len(features) < min_rows:
+        return []
+    found = []
+    for name in features.columns:
+        values = features[name]
+        if values.dtype.kind not in "iuf" or values.isna().any():
+            continue
+        values = values.to_numpy(dtype=float)
+        if (values == np.floor(values)).all() and (np.diff(values) == 1).all():
+            found.append((str(name), int(values[0]), int(values[-1])))
+    return found
+
+
+def meant_columns(lacking, columns) -> str:
+    """The hint for column names a table lacks, " (did you mean 'Age'?)": for each lacking
+    name, the one column that differs from it only in case or spaces, else the closest
+    spelling (``difflib``, ratio >= 0.8: 'colour' for 'color', never 'x2' for 'x1'); "" where
+    no column is near. ``lacking``: the names asked for (strings); ``columns``: the table's."""
+    import difflib
+
+    names = [str(c) for c in columns]
+    pairs = []
+    for name in map(str, lacking):
+        alike = [c for c in names if c.strip().lower() == name.strip().lower()]
+        alike = alike if len(alike) == 1 else difflib.get_close_matches(name, names, n=1, cutoff=0.8)
+        if alike:
+            pairs.append((name, alike[0]))
+    if not pairs:
+        return ""
+    if len(pairs) == 1 and len(lacking) == 1:
+        return f" (did you mean {pairs[0][1]!r}?)"
+    shown = ", ".join(f"{meant!r} for {name!r}" for name, meant in pairs)
+    return f" (did you mean {shown}?)"
+
+
 def split_target(frame: pd.DataFrame, target: str, where: str) -> tuple[pd.DataFrame, pd.Series]:
     """(features, labels) of a table with a ``target`` column; the error lists the columns, and
-    names the one meant where a column differs from ``target`` only in case or spaces."""
+    names the one meant (``meant_columns``)."""
     if target not in frame.columns:
-        alike = [str(c) for c in frame.columns if str(c).strip().lower() == str(target).strip().lower()]
-        meant = f"; did you mean {alike[0]!r} (written so in the file)?" if len(alike) == 1 else ""
+        meant = meant_columns([target], frame.columns)
         raise DENInputError(f"{where} has no column {target!r}{meant}; its columns are "
                             f"{[str(c) for c in frame.columns]}")
     return frame.drop(columns=[target]), frame[target]
