@@ -878,7 +878,8 @@ def test_tab_files_with_decimal_commas_and_numbers_written_as_text_are_read_or_n
 
 def test_labels_are_the_texts_written_where_numbers_would_merge_them(tmp_path, model_and_tables, capsys):
     """Labels '01' and '1' (a zip code, an id) are two classes, as DENClassifier keeps them, with
-    a warning; read as numbers they silently were one. Plain numeric labels stay numbers. A
+    a warning; read as numbers they silently were one. Plain numeric labels stay numbers; codes
+    007 and 010 keep their spelling in the output (read as numbers, they were 7 and 10). A
     label that pandas reads as missing ('NA') is named in the error, with how to keep it."""
     model, _, query = model_and_tables
     rng = np.random.default_rng(3)
@@ -896,6 +897,12 @@ def test_labels_are_the_texts_written_where_numbers_would_merge_them(tmp_path, m
     assert main(_predict_args(model, tmp_path / "plain.csv", query, out) + ["--preset", "fast"]) == 0
     assert list(pd.read_csv(out).columns) == ["prediction", "proba_0", "proba_1"]
     assert "warning" not in capsys.readouterr().err
+    # codes each written one way, but not as numbers are written back: the file's spelling
+    frame.assign(label=rng.choice(["007", "010"], 80)).to_csv(tmp_path / "codes.csv", index=False)
+    assert main(_predict_args(model, tmp_path / "codes.csv", query, out) + ["--preset", "fast"]) == 0
+    written = pd.read_csv(out, dtype=str)
+    assert list(written.columns) == ["prediction", "proba_007", "proba_010"]
+    assert set(written["prediction"]) <= {"007", "010"} and "warning" not in capsys.readouterr().err
     frame.assign(label=rng.choice(["NA", "EU", ""], 80)).to_csv(tmp_path / "regions.csv", index=False)
     assert main(_predict_args(model, tmp_path / "regions.csv", query, out) + ["--preset", "fast"]) == 2
     assert re.search(r"column 'label': \d+ row\(s\) have the label 'NA', which reads as no label: drop "

@@ -820,6 +820,8 @@ def _label_texts(labels: pd.Series, texts: pd.Series, where: str) -> pd.Series:
     - Texts that read as one number ('01' and '1', '1' and '1.0') stay the texts, different
       classes, as DENClassifier keeps them, with a ``DENInputWarning`` naming them (read as
       numbers, a zip code 01 would silently join class 1).
+    - Labels each written one way, but not as the number would be written back ('007', '+1'),
+      stay the texts too, so that predictions name the classes as the file does (007, not 7).
 
     Raises:
         DENInputError: a label that pandas reads as missing ('NA', 'None', 'null', ...) names
@@ -839,12 +841,15 @@ def _label_texts(labels: pd.Series, texts: pd.Series, where: str) -> pd.Series:
         return labels  # text already, or continuous values (an error, as numbers, in encode_labels)
     per_number = pd.Series(written[given].to_numpy()).groupby(labels[given].to_numpy()).unique()
     merged = [sorted(t) for t in per_number if len(t) > 1]
-    if not merged:
-        return labels
-    shown = "; ".join(", ".join(map(repr, t)) for t in merged[:3])
-    warnings.warn(f"{where}: labels written differently that read as one number ({shown}) are "
-                  f"read as text, different classes; if they are one class, write them alike",
-                  DENInputWarning, stacklevel=3)
+    if merged:
+        shown = "; ".join(", ".join(map(repr, t)) for t in merged[:3])
+        warnings.warn(f"{where}: labels written differently that read as one number ({shown}) are "
+                      f"read as text, different classes; if they are one class, write them alike",
+                      DENInputWarning, stacklevel=3)
+    else:  # each number written one way: kept as numbers where written back so (7, not 007)
+        as_number = str if labels.dtype.kind in "iu" else (lambda v: str(float(v)))
+        if all(texts[0] == as_number(number) for number, texts in per_number.items()):
+            return labels
     return pd.Series(np.where(given, written.to_numpy(), None), index=labels.index, dtype=object,
                      name=labels.name)
 
