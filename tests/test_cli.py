@@ -479,6 +479,29 @@ def test_a_column_that_numbers_the_rows_is_named_with_the_option_that_leaves_it_
     assert row_number_columns(pd.concat([rising, rising + 9], ignore_index=True)) == [("n", 0, 17)]
 
 
+def test_blank_lines_between_query_rows_are_named_as_skipped(tmp_path, model_and_tables, capsys):
+    """pandas skips blank lines, so the output has fewer rows than the query file has lines:
+    den predict says how many were skipped (none for blank lines after the last row, nor where
+    a quoted cell spans lines)."""
+    model, support, query = model_and_tables
+    lines = query.read_text().splitlines()
+    gapped = tmp_path / "gapped.csv"
+    gapped.write_text("\n".join(lines[:3] + [""] + lines[3:10] + ["  ", ""] + lines[10:]) + "\n\n\n")
+    capsys.readouterr()
+    assert main(_predict_args(model, support, gapped, tmp_path / "out.csv")) == 0
+    assert len(pd.read_csv(tmp_path / "out.csv")) == len(lines) - 1
+    assert (f"query file {str(gapped)!r}: 3 blank line(s) between its rows are skipped, so the output "
+            f"has a row for each of its {len(lines) - 1} other rows") in capsys.readouterr().err
+    trailing = tmp_path / "trailing.csv"
+    trailing.write_text("\n".join(lines) + "\n\n \n")
+    assert main(_predict_args(model, support, trailing, tmp_path / "out2.csv")) == 0
+    assert "blank line" not in capsys.readouterr().err
+    from den.data.encoding import _blank_lines_between_rows
+
+    assert _blank_lines_between_rows(b'a,b\n"x\n\ny",2\n3,4\n', rows=2) == 0  # a cell's blank line
+    assert _blank_lines_between_rows(b"a,b\r\n1,2\r\n\r\n3,4\r\n", rows=2) == 1
+
+
 def test_a_category_column_read_as_numbers_in_the_query_keeps_its_codes(tmp_path, model_and_tables):
     """pandas reads each CSV's types alone: a category column of "A", "B", "1", "2" in the
     support is text, the same column holding only 1 and 2 in the query is numbers. Those

@@ -758,6 +758,10 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
 
     frame = _number_formats(frame, reread, sep, where, like)
     frame.attrs["separator"] = sep
+    if like is not None and (blanks := _blank_lines_between_rows(data, len(frame))):
+        warnings.warn(f"{where}: {blanks} blank line(s) between its rows are skipped, so the "
+                      f"output has a row for each of its {len(frame)} other rows, in order, not one "
+                      f"for each line", DENInputWarning, stacklevel=2)
     # the labels' text is needed where reading lost some: labels read as numbers or as missing
     if target is not None and target in frame.columns and \
             (frame[target].dtype.kind in "fiu" or frame[target].isna().any()):
@@ -1025,6 +1029,23 @@ def _layout(data: bytes, sep: str | None, alone: str = ",") -> tuple[str, bool |
     sep = sep or _separator(head, alone)
     records = _records(head, sep, 50)
     return sep, (False if _trailing_separator(records) else None), records
+
+
+# A line of spaces and tabs only (pandas skips it), counted at the line break that ends it.
+_BLANK_LINE = re.compile(rb"\n[ \t\r]*(?=\n)")
+_LAST_TEXT = re.compile(rb"\S\s*\Z")
+
+
+def _blank_lines_between_rows(data: bytes, rows: int) -> int:
+    """The blank lines that pandas skipped between the rows of a CSV file's UTF-8 ``data``
+    (those after its last row do not count): 0 unless the file's other lines are its header
+    and exactly ``rows`` rows, so that a line break in a quoted cell never miscounts."""
+    last = _LAST_TEXT.search(data)
+    if last is None:
+        return 0
+    end = last.start() + 1
+    blanks = sum(1 for _ in _BLANK_LINE.finditer(data, 0, end))
+    return blanks if blanks and data.count(b"\n", 0, end) - blanks == rows else 0
 
 
 def _parse(data: bytes, sep: str, index_col: bool | None, **options) -> pd.DataFrame:
