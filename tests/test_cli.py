@@ -800,6 +800,21 @@ def test_duplicate_names_and_clashing_output_columns_are_named(tmp_path, model_a
     assert main(_predict_args(model, twice, query, out)) == 2
     assert f"support file {str(twice)!r} has more than one column named 'a'; give each column its own " \
            f"name" in capsys.readouterr().err
+    # in a query, only a column it is read for must be named once
+    frame = pd.read_csv(query)
+    assert main(_predict_args(model, support, query, tmp_path / "plain.csv")) == 0
+    notes = tmp_path / "notes.csv"
+    notes.write_text("note,a,b,note\n" + "".join(f"x,{a},{b},y\n" for a, b in frame.to_numpy()))
+    assert main(_predict_args(model, support, notes, tmp_path / "notes_out.csv")) == 0
+    assert (tmp_path / "notes_out.csv").read_bytes() == (tmp_path / "plain.csv").read_bytes()
+    capsys.readouterr()
+    for args in (["--keep-query-columns"], ["--keep-query-columns", "note"]):  # the output would
+        assert main(_predict_args(model, support, notes, out) + args) == 2  # name "note.1"
+        assert f"query file {str(notes)!r} has more than one column named 'note'" in capsys.readouterr().err
+    features_twice = tmp_path / "features_twice.csv"
+    features_twice.write_text("a,b,b\n" + "".join(f"{a},{b},{b}\n" for a, b in frame.to_numpy()))
+    assert main(_predict_args(model, support, features_twice, out)) == 2
+    assert f"query file {str(features_twice)!r} has more than one column named 'b'" in capsys.readouterr().err
     clashing = tmp_path / "clashing.csv"
     pd.read_csv(query).assign(prediction="old").to_csv(clashing, index=False)
     keep = ["--keep-query-columns", "--preset", "fast"]

@@ -729,15 +729,15 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
     byte that is not read as Windows-1252, else Latin-1, which reads any byte: so a file
     of one encoding reads whole, and one that mixes UTF-8 and Windows-1252 lines (appended
     exports) reads each line right; UTF-16 with its byte-order mark (Excel's "Unicode text")
-    is read too. A
-    column name that occurs twice is an error (pandas would rename the second "name.1", and a
-    message would name a column the user never wrote). ``target``: the label column, whose
-    labels are checked against their text as written (``_label_texts``). ``written``: return
-    (table, the same columns as the file writes them, every cell text and an empty cell ""),
-    e.g. to copy an id column 00017 unchanged; a list of column names: only those, in that
-    order (a text copy of every column of a large file takes several times its size). ``sep``:
-    the separator, where the file's is not to be found from its lines; ``na_values``: further
-    texts that mean a missing value.
+    is read too. A column name that occurs twice is an error (pandas would rename the second
+    "name.1", and a message would name a column the user never wrote); in a query (``like``),
+    only where the support has that column or ``written`` names it, and the second such column
+    is dropped. ``target``: the label column, whose labels are checked against their text as
+    written (``_label_texts``). ``written``: return (table, the same columns as the file writes
+    them, every cell text and an empty cell ""), e.g. to copy an id column 00017 unchanged; a
+    list of column names: only those, in that order (a text copy of every column of a large
+    file takes several times its size). ``sep``: the separator, where the file's is not to be
+    found from its lines; ``na_values``: further texts that mean a missing value.
     """
     where = f"{what} file {str(path)!r}"
     try:
@@ -751,7 +751,16 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
         raise DENInputError(f"{where} does not exist") from err
     except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError, EOFError, ValueError) as err:
         raise DENInputError(f"{where} is not a readable CSV file: {err}") from err
-    _check_unique([name for name in (records[0] if records else []) if name], where)  # blanks: "Unnamed: j"
+    names = [name for name in (records[0] if records else []) if name]  # blanks: "Unnamed: j"
+    if like is None or written is True:
+        _check_unique(names, where)
+    else:  # a query: only the columns it is read for must be named once
+        used = {str(c) for c in like.columns} | set(written or [])
+        renamed = [str(c) for c in frame.columns
+                   if str(c) not in names and not str(c).startswith("Unnamed: ")]
+        _check_unique([c for c in names if c in used] +
+                      [c.rsplit(".", 1)[0] for c in renamed if c in used], where)
+        frame = frame.drop(columns=renamed)  # pandas' "note.1" for a second "note"
     frame = _drop_trailing_blank_columns(frame, set() if like is None else set(like.columns))
     def reread(usecols, **options):  # columns of this file as text
         return _parse(data, sep, index_col, dtype=str, usecols=usecols, **options)
