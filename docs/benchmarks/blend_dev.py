@@ -30,8 +30,7 @@ def main(argv=None) -> None:
     from scipy.stats import rankdata
 
     from den.baselines.direct import direct_predict_proba
-    from den.evaluate import score, support_query_split
-    from den.experiments import split_seed
+    from den.evaluate import score
     from den.train.finetune import adapt_config, fit_task
 
     args = corpus_dev.dev_parser(__doc__.splitlines()[0],
@@ -41,28 +40,23 @@ def main(argv=None) -> None:
     sets = corpus_dev.multiclass_split(args.data)[0] if multiclass else corpus_dev.split(args.data)[0]
     metric = "accuracy" if multiclass else "auc"
     with args.records.open("w") as handle:
-        for name in sets:
-            task = corpus_dev.load(args.data, args.out, name)
-            for repeat in range(corpus_dev.REPEATS):
-                started = time.time()
-                seed = split_seed(corpus_dev.EVAL_SEED, task.name, repeat)
-                support, query = support_query_split(task.y, corpus_dev.N_SUPPORT, seed, corpus_dev.MAX_QUERY)
-                fitted = fit_task(model, task.x[support], task.y[support], task.n_classes,
-                                  adapt_config(seed=seed, one_vs_rest=False), x_unlabeled=task.x[query])
-                den = fitted.proba(task.x[query])
-                forest = direct_predict_proba("random_forest", task.x[support], task.y[support],
-                                              task.x[query], task.n_classes, seed=seed)
-                y = task.y[query]
-                record = {"dataset": name, "repeat": repeat}
-                for label, proba in [("den", den), ("rf", forest), ("blend50", 0.5 * den + 0.5 * forest),
-                                     ("blend25", 0.25 * den + 0.75 * forest),
-                                     ("blend75", 0.75 * den + 0.25 * forest)]:
-                    record[label] = score(y, proba)[metric]
-                if not multiclass:
-                    ranks = (rankdata(den[:, 1]) + rankdata(forest[:, 1])) / (2 * len(y))
-                    record["rank50"] = score(y, np.stack([1 - ranks, ranks], 1))["auc"]
-                corpus_dev.write_record(handle, record, started)
-
+        for task, repeat, seed, support, query in corpus_dev.held_back_splits(args, sets):
+            started = time.time()
+            fitted = fit_task(model, task.x[support], task.y[support], task.n_classes,
+                              adapt_config(seed=seed, one_vs_rest=False), x_unlabeled=task.x[query])
+            den = fitted.proba(task.x[query])
+            forest = direct_predict_proba("random_forest", task.x[support], task.y[support],
+                                          task.x[query], task.n_classes, seed=seed)
+            y = task.y[query]
+            record = {"dataset": task.name, "repeat": repeat}
+            for label, proba in [("den", den), ("rf", forest), ("blend50", 0.5 * den + 0.5 * forest),
+                                 ("blend25", 0.25 * den + 0.75 * forest),
+                                 ("blend75", 0.75 * den + 0.25 * forest)]:
+                record[label] = score(y, proba)[metric]
+            if not multiclass:
+                ranks = (rankdata(den[:, 1]) + rankdata(forest[:, 1])) / (2 * len(y))
+                record["rank50"] = score(y, np.stack([1 - ranks, ranks], 1))["auc"]
+            corpus_dev.write_record(handle, record, started)
 
 if __name__ == "__main__":
     main()

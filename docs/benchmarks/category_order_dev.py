@@ -72,40 +72,32 @@ def class_rate_columns(x_support: np.ndarray, y_support: np.ndarray, x_query: np
 
 def main(argv=None) -> None:
     from den.baselines.direct import direct_predict_proba
-    from den.evaluate import score, support_query_split
-    from den.experiments import split_seed
+    from den.evaluate import score
 
     args = corpus_dev.dev_parser(__doc__.splitlines()[0]).parse_args(argv)
     model = corpus_dev.fold_model(args.out, args.fold)
-    done = corpus_dev.recorded(args.records)
     with args.records.open("a") as handle:
-        for name in corpus_dev.split(args.data)[0]:
-            task = corpus_dev.load(args.data, args.out, name)
-            for repeat in range(corpus_dev.REPEATS):
-                if (name, repeat) in done:
-                    continue
-                started = time.time()
-                seed = split_seed(corpus_dev.EVAL_SEED, task.name, repeat)
-                support, query = support_query_split(task.y, corpus_dev.N_SUPPORT, seed, corpus_dev.MAX_QUERY)
-                x, y, x_query, y_query = task.x[support], task.y[support], task.x[query], task.y[query]
+        for task, repeat, seed, support, query in corpus_dev.held_back_splits(
+                args, done=corpus_dev.recorded(args.records)):
+            started = time.time()
+            x, y, x_query, y_query = task.x[support], task.y[support], task.x[query], task.y[query]
 
-                def auc(x_fit, x_scored, y=y, y_query=y_query, n_classes=task.n_classes, seed=seed):
-                    return query_auc(model, x_fit, y, x_scored, y_query, n_classes, seed)
+            def auc(x_fit, x_scored, y=y, y_query=y_query, n_classes=task.n_classes, seed=seed):
+                return query_auc(model, x_fit, y, x_scored, y_query, n_classes, seed)
 
-                record = {"dataset": name, "repeat": repeat, "den": auc(x, x_query)}
-                columns, rates, query_rates = class_rate_columns(x, y, x_query)
-                record["n_ordered"] = len(columns)
-                if columns:
-                    ordered, ordered_query = x.copy(), x_query.copy()
-                    ordered[:, columns], ordered_query[:, columns] = rates, query_rates
-                    record["ordered"] = auc(ordered, ordered_query)
-                    record["appended"] = auc(np.hstack([x, rates]), np.hstack([x_query, query_rates]))
-                else:
-                    record["ordered"] = record["appended"] = record["den"]
-                record["forest"] = score(y_query, direct_predict_proba(
-                    "random_forest", x, y, x_query, task.n_classes, seed=seed))["auc"]
-                corpus_dev.write_record(handle, record, started)
-
+            record = {"dataset": task.name, "repeat": repeat, "den": auc(x, x_query)}
+            columns, rates, query_rates = class_rate_columns(x, y, x_query)
+            record["n_ordered"] = len(columns)
+            if columns:
+                ordered, ordered_query = x.copy(), x_query.copy()
+                ordered[:, columns], ordered_query[:, columns] = rates, query_rates
+                record["ordered"] = auc(ordered, ordered_query)
+                record["appended"] = auc(np.hstack([x, rates]), np.hstack([x_query, query_rates]))
+            else:
+                record["ordered"] = record["appended"] = record["den"]
+            record["forest"] = score(y_query, direct_predict_proba(
+                "random_forest", x, y, x_query, task.n_classes, seed=seed))["auc"]
+            corpus_dev.write_record(handle, record, started)
 
 if __name__ == "__main__":
     main()

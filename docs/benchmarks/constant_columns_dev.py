@@ -38,34 +38,24 @@ def query_auc(model, x_support, y_support, x_query, y_query, n_classes: int, see
 
 
 def main(argv=None) -> None:
-    from den.evaluate import support_query_split
-    from den.experiments import split_seed
-
     args = corpus_dev.dev_parser(__doc__.splitlines()[0]).parse_args(argv)
     model = corpus_dev.fold_model(args.out, args.fold)
-    done = corpus_dev.recorded(args.records)
     with args.records.open("a") as handle:
-        for name in corpus_dev.split(args.data)[0]:
-            task = corpus_dev.load(args.data, args.out, name)
-            for repeat in range(corpus_dev.REPEATS):
-                if (name, repeat) in done:
-                    continue
-                started = time.time()
-                seed = split_seed(corpus_dev.EVAL_SEED, task.name, repeat)
-                support, query = support_query_split(task.y, corpus_dev.N_SUPPORT, seed, corpus_dev.MAX_QUERY)
-                x, y, x_query = task.x[support], task.y[support], task.x[query]
+        for task, repeat, seed, support, query in corpus_dev.held_back_splits(
+                args, done=corpus_dev.recorded(args.records)):
+            started = time.time()
+            x, y, x_query = task.x[support], task.y[support], task.x[query]
 
-                def auc(x_fit, x_scored, y=y, y_query=task.y[query], n_classes=task.n_classes, seed=seed):
-                    return query_auc(model, x_fit, y, x_scored, y_query, n_classes, seed)
+            def auc(x_fit, x_scored, y=y, y_query=task.y[query], n_classes=task.n_classes, seed=seed):
+                return query_auc(model, x_fit, y, x_scored, y_query, n_classes, seed)
 
-                record = {"dataset": name, "repeat": repeat, "den": auc(x, x_query)}
-                record["den_const5"] = auc(np.hstack([x, np.zeros((len(x), CONSTANT_COLUMNS))]),
-                                           np.hstack([x_query, np.zeros((len(x_query), CONSTANT_COLUMNS))]))
-                varies = np.array([np.isfinite(c).any() and np.nanmin(c) < np.nanmax(c) for c in x.T])
-                record["n_const"] = int((~varies).sum())
-                record["den_drop"] = record["den"] if varies.all() else auc(x[:, varies], x_query[:, varies])
-                corpus_dev.write_record(handle, record, started)
-
+            record = {"dataset": task.name, "repeat": repeat, "den": auc(x, x_query)}
+            record["den_const5"] = auc(np.hstack([x, np.zeros((len(x), CONSTANT_COLUMNS))]),
+                                       np.hstack([x_query, np.zeros((len(x_query), CONSTANT_COLUMNS))]))
+            varies = np.array([np.isfinite(c).any() and np.nanmin(c) < np.nanmax(c) for c in x.T])
+            record["n_const"] = int((~varies).sum())
+            record["den_drop"] = record["den"] if varies.all() else auc(x[:, varies], x_query[:, varies])
+            corpus_dev.write_record(handle, record, started)
 
 if __name__ == "__main__":
     main()

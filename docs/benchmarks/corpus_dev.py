@@ -209,6 +209,24 @@ def recorded(records: Path, keys: tuple[str, ...] = ("dataset", "repeat")) -> se
     return {tuple(r[key] for key in keys) for r in map(json.loads, records.read_text().splitlines())}
 
 
+def held_back_splits(args, sets: list[str] | None = None, done: set[tuple] = frozenset()):
+    """Each split of the held-back sets (``sets``, default the binary ones of ``split``):
+    (task, repeat, seed, support rows, query rows), ``REPEATS`` per set, seeded exactly as the
+    workflow's evaluation jobs (``den.experiments.split_seed``); a (dataset, repeat) in ``done``
+    is skipped. ``args``: ``dev_parser``'s (``data``, ``out``)."""
+    from den.evaluate import support_query_split
+    from den.experiments import split_seed
+
+    for name in split(args.data)[0] if sets is None else sets:
+        task = load(args.data, args.out, name)
+        for repeat in range(REPEATS):
+            if (name, repeat) in done:
+                continue
+            seed = split_seed(EVAL_SEED, task.name, repeat)
+            support, query = support_query_split(task.y, N_SUPPORT, seed, MAX_QUERY)
+            yield task, repeat, seed, support, query
+
+
 def dev_parser(description: str, *positional: tuple[str, dict]) -> argparse.ArgumentParser:
     """The arguments of the session-21+ dev scripts: the fold, ``positional`` (name, add_argument
     keywords) pairs, the records file, ``--data`` (the corpus) and ``--out`` (models and data)."""

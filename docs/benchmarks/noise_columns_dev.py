@@ -26,8 +26,7 @@ import corpus_dev  # noqa: E402
 
 
 def main(argv=None) -> None:
-    from den.evaluate import score, support_query_split
-    from den.experiments import split_seed
+    from den.evaluate import score
     from den.train.finetune import adapt_config, fit_task
 
     parser = corpus_dev.dev_parser(__doc__.splitlines()[0])
@@ -36,28 +35,23 @@ def main(argv=None) -> None:
     model = corpus_dev.fold_model(args.out, args.fold)
     done = corpus_dev.recorded(args.records, ("dataset", "repeat", "noise"))
     with args.records.open("a") as handle:
-        for name in corpus_dev.split(args.data)[0]:
-            task = corpus_dev.load(args.data, args.out, name)
-            for repeat in range(corpus_dev.REPEATS):
-                seed = split_seed(corpus_dev.EVAL_SEED, task.name, repeat)
-                support, query = support_query_split(task.y, corpus_dev.N_SUPPORT, seed, corpus_dev.MAX_QUERY)
-                rows = np.concatenate([support, query])
-                for k in map(int, args.noise.split(",")):
-                    if (name, repeat, k) in done:
-                        continue
-                    started = time.time()
-                    noise = np.random.default_rng([seed, k]).standard_normal((len(rows), k))
-                    x = np.hstack([task.x[rows], noise])
-                    x_support, x_query = x[:len(support)], x[len(support):]
-                    y_support, y_query = task.y[support], task.y[query]
-                    record = {"dataset": name, "repeat": repeat, "noise": k}
-                    fitted = fit_task(model, x_support, y_support, task.n_classes,
-                                      adapt_config(seed=seed, one_vs_rest=False), x_unlabeled=x_query)
-                    record["den"] = score(y_query, fitted.proba(x_query))["auc"]
-                    record.update(corpus_dev.classical_scores(x_support, y_support, x_query, y_query,
-                                                              task.n_classes, seed))
-                    corpus_dev.write_record(handle, record, started)
-
+        for task, repeat, seed, support, query in corpus_dev.held_back_splits(args):
+            rows = np.concatenate([support, query])
+            for k in map(int, args.noise.split(",")):
+                if (task.name, repeat, k) in done:
+                    continue
+                started = time.time()
+                noise = np.random.default_rng([seed, k]).standard_normal((len(rows), k))
+                x = np.hstack([task.x[rows], noise])
+                x_support, x_query = x[:len(support)], x[len(support):]
+                y_support, y_query = task.y[support], task.y[query]
+                record = {"dataset": task.name, "repeat": repeat, "noise": k}
+                fitted = fit_task(model, x_support, y_support, task.n_classes,
+                                  adapt_config(seed=seed, one_vs_rest=False), x_unlabeled=x_query)
+                record["den"] = score(y_query, fitted.proba(x_query))["auc"]
+                record.update(corpus_dev.classical_scores(x_support, y_support, x_query, y_query,
+                                                          task.n_classes, seed))
+                corpus_dev.write_record(handle, record, started)
 
 if __name__ == "__main__":
     main()
