@@ -750,9 +750,16 @@ def test_pretrain_setting_errors_name_the_options(tmp_path, csv_tasks, capsys):
     for options, message in ((["--keypoints", "1"], "--keypoints must be >= 2, got 1"),
                              (["--max-covariates", "0"], "--max-covariates must be >= 1, got 0"),
                              (["--support-rows", "4", "--support-rows-min", "9"],
-                              "--support-rows-min must be in 1..--support-rows, got 9")):
+                              "--support-rows-min must be in 1..--support-rows, got 9"),
+                             (["--seed", "-1"], "--seed must be a non-negative integer, got -1")):
         assert main([*common, *options]) == 2
         assert message in capsys.readouterr().err
+    # --out naming a task file: the model would have replaced the file
+    task_file = sorted(csv_tasks.glob("*.csv"))[0]
+    before = task_file.read_bytes()
+    assert main(["pretrain", "--tasks", str(csv_tasks), "--out", str(task_file), "--quiet"]) == 2
+    assert f"--out {str(task_file)!r} is the task file" in capsys.readouterr().err
+    assert task_file.read_bytes() == before
 
 
 def test_semicolon_tab_and_latin1_files_read_as_comma_separated_utf8(tmp_path, model_and_tables):

@@ -141,6 +141,47 @@ def test_a_workflow_restarts_over_a_checkpoint_of_another_run(tmp_path):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
+def test_a_checkpoint_directory_holding_other_files_is_refused_and_a_restart_deletes_only_checkpoints(
+        tmp_path):
+    """A directory with files no pre-training run writes (the task files' folder, notes) is
+    refused before anything is written there, lock included: a restart over a checkpoint of
+    another run used to delete every file in it. The restart itself deletes only checkpoint
+    files; the settings that differ are named once (the seed is a model and a run setting)."""
+    import io
+
+    from den.train.pretrain import _clear_checkpoint_dir, foreign_checkpoint_entries
+
+    tasks = make_tasks(2, seed=2, rows=(60, 80), features=(2, 4))
+    config = PretrainConfig(steps=2, query_rows=8, support_rows=8)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "t0.csv").write_text("a,label\n1,0\n")
+    with pytest.raises(DENInputError, match=r"checkpoint directory .*data' holds files that are not a "
+                                            r"pre-training run's checkpoints \('t0.csv'\)"):
+        pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "data", progress=None,
+                 restart_other_run=True)
+    assert [p.name for p in (tmp_path / "data").iterdir()] == ["t0.csv"]  # no lock left either
+    pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "ck", progress=None)
+    assert foreign_checkpoint_entries(tmp_path / "ck") == []  # all of a run's files are known
+    stream = io.StringIO()
+    pretrain(tasks, ModelConfig(**dict(SMALL, seed=1)), dataclasses.replace(config, seed=1),
+             checkpoint_dir=tmp_path / "ck", progress=stream, restart_other_run=True)
+    assert ("other settings (the model's seed 3 there, 1 here; pre-training's seed 0 there, 1 here): "
+            "starting over") in stream.getvalue()
+    stream = io.StringIO()
+    pretrain(tasks, ModelConfig(**dict(SMALL, seed=2)), dataclasses.replace(config, seed=2),
+             checkpoint_dir=tmp_path / "ck", progress=stream, restart_other_run=True)
+    assert "other settings (seed 1 there, 2 here): starting over" in stream.getvalue()  # once
+    (tmp_path / "ck" / "notes.txt").write_text("mine")
+    _clear_checkpoint_dir(tmp_path / "ck")
+    assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == [".lock", "notes.txt"]
+
+
+@pytest.mark.parametrize("settings", [ModelConfig, PretrainConfig])
+def test_a_negative_seed_is_a_named_setting_error(settings):
+    with pytest.raises(ValueError, match="seed must be >= 0, got -1"):
+        settings(seed=-1)
+
+
 def test_checkpoint_fingerprint_names_one_vs_rest_cuts_only_when_set():
     """Checkpoints written before one_vs_rest_cuts existed have no such key: at 0 the
     fingerprint leaves it out, so they still resume; a run with the cuts differs from one

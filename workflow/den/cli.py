@@ -170,6 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="PATH", help="model file to write (.npz)")
     p.add_argument("--checkpoint-dir", metavar="DIR",
                    help="checkpoints for resuming (default: OUT.checkpoint, removed after success); "
+                        "a new or empty directory, or one of an earlier run's: one holding other "
+                        "files is refused; "
                         "Ctrl-C (or SIGTERM) finishes the step under way, checkpoints it and exits "
                         "with 130")
     p.add_argument("--checkpoint-every", type=int, default=500, metavar="N",
@@ -498,6 +500,8 @@ def _pretrain(args) -> None:
     from den.train.pretrain import PretrainConfig, PretrainInterrupted, checkpoint_lock, pretrain
 
     check_output_path(args.out, "--out")
+    if args.seed < 0:
+        raise DENInputError(f"--seed must be a non-negative integer, got {args.seed}")
     checkpoint_dir = Path(args.checkpoint_dir or f"{args.out}.checkpoint")
     check_output_path(checkpoint_dir, "--checkpoint-dir" if args.checkpoint_dir else
                       "the checkpoint directory (--checkpoint-dir)", directory=True)
@@ -511,6 +515,10 @@ def _pretrain(args) -> None:
     if left_out and not args.quiet:
         print(f"--tasks: left out {len(left_out)} entries that are no *.csv or *.csv.gz file, or hidden: "
               f"{', '.join(left_out[:5])}{' ...' if len(left_out) > 5 else ''}", file=sys.stderr)
+    clobbered = [str(f) for f in files.values() if _same_file(args.out, f)]
+    if clobbered:
+        raise DENInputError(f"--out {args.out!r} is the task file {clobbered[0]!r}; the model would "
+                            f"replace it: write the model to another file (e.g. model.npz)")
     tasks = [task_from_frame(read_table(f, "task", target=args.target), args.target, name,
                              f"task file {str(f)!r}")
              for name, f in files.items()]
@@ -569,8 +577,8 @@ def _pretrain(args) -> None:
     why = "" if args.head or architecture.get("head") or head == "binary" else \
         (" (a task has more than two classes; --multiclass-cuts K or --one-vs-rest-cuts K gives the "
          "binary head)")
-    print(f"pre-trained on {trained} tasks{cut}, {head} head{why}; model written to {args.out}",
-          file=sys.stderr)
+    print(f"pre-trained on {trained} task{'' if trained == 1 else 's'}{cut}, {head} head{why}; model "
+          f"written to {args.out}", file=sys.stderr)
 
 
 def _info(args) -> None:

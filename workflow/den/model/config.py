@@ -128,6 +128,8 @@ class ModelConfig:
             problems.append("balanced_relevance (a weighting of tuple relevance) needs tuple_relevance")
         if self.tuple_attention and self.gated_pooling:
             problems.append("tuple_attention and gated_pooling are two ways to pool over tuples: set one")
+        if self.seed < 0:
+            problems.append(f"seed must be >= 0, got {self.seed}")
         if problems:
             raise ValueError("invalid DEN model config: " + "; ".join(problems))
 

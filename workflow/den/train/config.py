@@ -83,6 +83,8 @@ class PretrainConfig:
                 problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
         if not 0.0 <= self.flip_rate <= 1.0:
             problems.append(f"flip_rate must be in [0, 1], got {self.flip_rate}")
+        if self.seed < 0:
+            problems.append(f"seed must be >= 0, got {self.seed}")
         if problems:
             raise ValueError("invalid pre-training config: " + "; ".join(problems))
 

@@ -27,6 +27,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import socket
@@ -143,15 +144,23 @@ def _run_difference(stored, fingerprint: dict) -> str:
     if not isinstance(stored, dict):
         return "other tasks, data or settings"
     absent = {"one_vs_rest_cuts": 0}  # what a setting left out of a fingerprint was
-    changed = []
+    changed = []  # (part, name, there, here)
     for part in ("model", "pretrain"):
         old, new = stored.get(part) or {}, fingerprint[part]
         for name in dict.fromkeys([*new, *old]):
             there, here = old.get(name, absent.get(name)), new.get(name, absent.get(name))
             if there != here:
-                changed.append(f"{name} {there!r} there, {here!r} here")
-    if changed:
-        return "other settings (" + "; ".join(changed) + ")"
+                changed.append((part, name, there, here))
+    # a setting of both parts (the seed) is named once where it changed alike in both, else
+    # with its part: "the model's seed 3 there, 1 here; pre-training's seed 0 there, 1 here"
+    values = {}
+    for _, name, there, here in changed:
+        values.setdefault(name, set()).add((repr(there), repr(here)))
+    words = {"model": "the model's", "pretrain": "pre-training's"}
+    shown = [f"{words[part] + ' ' if len(values[name]) > 1 else ''}{name} {there!r} there, {here!r} here"
+             for part, name, there, here in changed]
+    if shown:
+        return "other settings (" + "; ".join(dict.fromkeys(shown)) + ")"
     if stored.get("tasks") != fingerprint["tasks"]:
         return "other tasks"
     return "other data" if stored.get("data", fingerprint["data"]) != fingerprint["data"] \
@@ -218,7 +227,8 @@ def checkpoint_lock(checkpoint_dir: str | Path | None):
     checkpoints are removed, so that no second run resumes from them meanwhile).
 
     Raises:
-        DENInputError: ``checkpoint_dir`` is a file.
+        DENInputError: ``checkpoint_dir`` is a file, or holds files that no pre-training run
+            writes (``foreign_checkpoint_entries``).
         DENError: another process holds the lock; the message names its process id.
     """
     if checkpoint_dir is None:
@@ -228,6 +238,12 @@ def checkpoint_lock(checkpoint_dir: str | Path | None):
     if checkpoint_dir.exists() and not checkpoint_dir.is_dir():
         raise DENInputError(f"checkpoint_dir {str(checkpoint_dir)!r} is a file, not a directory; "
                             f"give a directory (it is made where missing)")
+    foreign = foreign_checkpoint_entries(checkpoint_dir)
+    if foreign:  # e.g. the task files' folder: a restart would delete what is not its own
+        shown = ", ".join(map(repr, foreign[:5])) + (", ..." if len(foreign) > 5 else "")
+        raise DENInputError(f"checkpoint directory {str(checkpoint_dir)!r} holds files that are not "
+                            f"a pre-training run's checkpoints ({shown}); give a new or empty "
+                            f"directory, as pre-training writes and deletes its checkpoints there")
     try:
         import fcntl
     except ImportError:  # no advisory locks here
@@ -266,10 +282,27 @@ def checkpoint_lock(checkpoint_dir: str | Path | None):
                     checkpoint_dir.rmdir()
 
 
+# What a pre-training run writes in its checkpoint directory: TensorFlow's checkpoint state
+# and files (with their temporary forms), the run's fingerprint and loss history (with
+# ``atomic_write``'s temporary files), and the lock.
+_CHECKPOINT_ENTRY = re.compile(r"checkpoint(\.tmp.*)?|ckpt-\d+.*|(fingerprint|history)\.json|"
+                               r"\.(fingerprint|history)\.json\..*\.tmp|" + re.escape(CHECKPOINT_LOCK))
+
+
+def foreign_checkpoint_entries(checkpoint_dir: Path) -> list[str]:
+    """The names in ``checkpoint_dir`` (sorted) that no pre-training run writes: a directory
+    holding them is someone's other files (the task files, notes), never a checkpoint
+    directory to write in and clear."""
+    if not checkpoint_dir.is_dir():
+        return []
+    return sorted(e.name for e in checkpoint_dir.iterdir() if not _CHECKPOINT_ENTRY.fullmatch(e.name))
+
+
 def _clear_checkpoint_dir(checkpoint_dir: Path) -> None:
-    """Delete everything in ``checkpoint_dir`` but its lock file, which this run holds."""
+    """Delete the checkpoint files in ``checkpoint_dir`` (``_CHECKPOINT_ENTRY``) but its lock
+    file, which this run holds; any other file is left alone."""
     for entry in checkpoint_dir.iterdir():
-        if entry.name == CHECKPOINT_LOCK:
+        if entry.name == CHECKPOINT_LOCK or not _CHECKPOINT_ENTRY.fullmatch(entry.name):
             continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry)
