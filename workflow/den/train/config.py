@@ -74,7 +74,7 @@ class PretrainConfig:
                 problems.append(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.support_rows_min is not None and not 1 <= self.support_rows_min <= self.support_rows:
             problems.append(f"support_rows_min must be in 1..support_rows, got {self.support_rows_min}")
-        if self.covariates_min > self.covariates_max:
+        if 1 <= self.covariates_max < self.covariates_min:  # (below 1: said above)
             problems.append(f"covariates_min {self.covariates_min} > covariates_max {self.covariates_max}")
         if not _finite_positive(self.learning_rate):
             problems.append(f"learning_rate must be a finite number > 0, got {self.learning_rate}")
