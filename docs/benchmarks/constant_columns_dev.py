@@ -38,11 +38,8 @@ def query_auc(model, x_support, y_support, x_query, y_query, n_classes: int, see
 
 
 def main(argv=None) -> None:
-    args = corpus_dev.dev_parser(__doc__.splitlines()[0]).parse_args(argv)
-    model = corpus_dev.fold_model(args.out, args.fold)
-    with args.records.open("a") as handle:
-        for task, repeat, seed, support, query in corpus_dev.held_back_splits(
-                args, done=corpus_dev.recorded(args.records)):
+    with corpus_dev.resumed_records(__doc__.splitlines()[0], argv) as (_, model, handle, splits):
+        for task, repeat, seed, support, query in splits:
             started = time.time()
             x, y, x_query = task.x[support], task.y[support], task.x[query]
 

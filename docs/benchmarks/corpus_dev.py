@@ -27,6 +27,7 @@ where the corpus is and where models and records go.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -225,6 +226,17 @@ def held_back_splits(args, sets: list[str] | None = None, done: set[tuple] = fro
             seed = split_seed(EVAL_SEED, task.name, repeat)
             support, query = support_query_split(task.y, N_SUPPORT, seed, MAX_QUERY)
             yield task, repeat, seed, support, query
+
+
+@contextlib.contextmanager
+def resumed_records(description: str, argv=None):
+    """What a session-24+ dev script on the binary held-back sets works with: (args of
+    ``dev_parser``, the fold's reference model ``fold_model``, the records file open for
+    appending, ``held_back_splits`` less the splits the file already holds)."""
+    args = dev_parser(description).parse_args(argv)
+    model = fold_model(args.out, args.fold)
+    with args.records.open("a") as handle:
+        yield args, model, handle, held_back_splits(args, done=recorded(args.records))
 
 
 def dev_parser(description: str, *positional: tuple[str, dict]) -> argparse.ArgumentParser:
