@@ -138,18 +138,23 @@ def test_fit_table_passes_every_paper_setting_to_fine_tuning(monkeypatch, small_
     import den.fitting
     from den.data.synthetic import make_task
     from den.fitting import VARIANT_SETTINGS, FitSettings, fit_table
+    from den.pretrained import FINETUNE_TUPLES_PER_STEP
     from den.train.finetune import FinetuneConfig
 
     defaults = FitSettings()
     for name in VARIANT_SETTINGS["den"]:
-        assert getattr(defaults, name) == getattr(FinetuneConfig(), name.removeprefix("finetune_")), name
+        if name != "finetune_tuples_per_step":
+            assert getattr(defaults, name) == getattr(FinetuneConfig(), name.removeprefix("finetune_")), name
+    # the one exception: a fit reads a sample of the tuples a step; FinetuneConfig all of them
+    assert defaults.finetune_tuples_per_step == FINETUNE_TUPLES_PER_STEP
+    assert FinetuneConfig().tuples_per_step is None
     seen = []
     monkeypatch.setattr(den.fitting, "fit_task", lambda *args, **kwargs: seen.append(args[4]) or 1 / 0)
     changed = dict(finetune_epochs=3, finetune_steps_per_epoch=4, finetune_learning_rate=0.02,
                    finetune_ensemble=2, finetune_early_stopping=True,
                    finetune_early_stopping_tolerance=0.5, finetune_output_scaling=True,
                    finetune_output_scaling_learning_rate=0.3, finetune_feature_counts=(2,),
-                   finetune_feature_counts_tolerance=0.25)
+                   finetune_feature_counts_tolerance=0.25, finetune_tuples_per_step=64)
     assert sorted(changed) == sorted(VARIANT_SETTINGS["den"])  # every setting, each off its default
     task = make_task("settings", 40, 3, seed=1)
     with pytest.raises(ZeroDivisionError):
@@ -237,6 +242,7 @@ def test_predict_reads_both_files_before_tensorflow_and_encodes_the_query_once(
 
 def test_fine_tuning_defaults_agree_everywhere():
     from den.api import DENClassifier
+    from den.pretrained import FINETUNE_TUPLES_PER_STEP
     from den.train.finetune import FinetuneConfig
 
     args = build_parser().parse_args(["predict", "--model", "m", "--support", "s", "--target", "t",
@@ -248,6 +254,25 @@ def test_fine_tuning_defaults_agree_everywhere():
     for name in ("ensemble", "early_stopping", "early_stopping_tolerance", "output_scaling",
                  "output_scaling_learning_rate", "feature_counts", "feature_counts_tolerance"):
         assert getattr(args, f"finetune_{name}") == params[f"finetune_{name}"] == getattr(config, name), name
+    # a fit reads a sample of the tuples a step (FinetuneConfig, the paper and the workflow: all)
+    assert args.finetune_tuples_per_step == params["finetune_tuples_per_step"] == FINETUNE_TUPLES_PER_STEP
+    assert config.tuples_per_step is None
+    base = ["predict", "--model", "m", "--support", "s", "--target", "t", "--query", "q", "--out", "o"]
+    for given, read in (("All", None), ("64", 64)):
+        args = build_parser().parse_args(base + ["--finetune-tuples-per-step", given])
+        assert args.finetune_tuples_per_step == read
+
+
+def test_a_bad_number_of_tuples_per_step_names_the_option(model_and_tables, tmp_path, capsys):
+    model, support, query = model_and_tables
+    args = _predict_args(model, support, query, tmp_path / "p.csv")
+    with pytest.raises(SystemExit):
+        main(args + ["--finetune-tuples-per-step", "half"])
+    assert "--finetune-tuples-per-step: a whole number of tuples or 'all', got 'half'" \
+        in capsys.readouterr().err
+    assert main(args + ["--preset", "paper", "--finetune-tuples-per-step", "0"]) == 2
+    assert "--finetune-tuples-per-step must be >= 1" in capsys.readouterr().err
+    assert not (tmp_path / "p.csv").exists()
 
 
 @pytest.fixture()

@@ -16,17 +16,22 @@ from den.model.den import DEN, adam_update
 from den.model.task_model import TaskModel
 from den.pretrained import shipped_model_path
 from den.train.episodes import halve_support
-from den.train.finetune import FinetuneConfig, _finetune_rows, _roc_auc, fit_task, platt_start
+from den.train.finetune import FinetuneConfig, _finetune_rows, _roc_auc, _step_tuples, fit_task, platt_start
 
 from helpers import SMALL
 
 
 def _reference_finetune_rows(task_model, config, train_rows=None, validation_rows=None):
-    """``den.train.finetune._finetune_rows`` before issue 22, unchanged."""
+    """``den.train.finetune._finetune_rows`` before issue 22, unchanged but for
+    ``tuples_per_step`` (session 28): an update step then reads its own sample of the tuples,
+    drawn by ``_step_tuples``, step after step."""
     den = task_model.den
     if not den.config.use_calibration or config.epochs == 0:
         return [], [], []
     rng = np.random.default_rng(config.seed)
+    steps = config.epochs * config.steps_per_epoch
+    samples = _step_tuples(len(task_model.tuples), [True] * steps, config.tuples_per_step,
+                           np.random.default_rng([config.seed, 2]))
     variables = task_model.calibration.variables_to_train
     optimizer = tf_keras.optimizers.Adam(learning_rate=config.learning_rate)
     optimizer.build(variables)
@@ -54,14 +59,15 @@ def _reference_finetune_rows(task_model, config, train_rows=None, validation_row
 
     if validation_rows is not None:
         validate()
-    for step in range(config.epochs * config.steps_per_epoch):
+    for step in range(steps):
         embed_rows, loss_rows = halve_support(y, rng)
         if len(loss_rows) == 0:
             embed_rows = loss_rows = np.arange(len(y))
         kernel, missing = task_model.calibration_parameters()
         loss, grad_kernel, grad_missing, grad_scale, grad_bias = den.calibration_gradients_fn(
             tf.constant(u[loss_rows]), tf.constant(y[loss_rows]), tf.constant(u[embed_rows]),
-            tf.constant(y[embed_rows]), kernel, missing, tuples, n_classes, scale, bias)
+            tf.constant(y[embed_rows]), kernel, missing, tf.gather(tuples, samples[step]), n_classes,
+            scale, bias)
         optimizer.apply_gradients(zip([grad_kernel, grad_missing[None, :]], variables))
         if config.output_scaling:
             output_optimizer.apply_gradients(zip([grad_scale, grad_bias], [scale, bias]))
@@ -134,6 +140,46 @@ def test_early_stopped_ensemble_with_feature_counts_predicts_what_it_did(monkeyp
     new, old, x_query = _fit_both(monkeypatch, shipped_model, task, 2, config)
     assert len(new.task_models) in (1, 4)
     _assert_same_fit(new, old, x_query)
+
+
+def test_a_sample_of_tuples_a_step_is_what_each_step_reads(monkeypatch, shipped_model):
+    """``tuples_per_step``: each update step's loss and gradients are those of its own sample
+    of the task's tuples (the step-by-step reference reading the same samples agrees, early
+    stopping's held-out losses included, which read every tuple); the fit is not the one over
+    every tuple, it repeats with its seed, and a sample of T or more is every tuple, to the bit."""
+    task = make_task("speed_sample", 250, 6, seed=4)  # 216 ordered triples
+    sampled = FinetuneConfig(epochs=4, steps_per_epoch=5, learning_rate=0.01, ensemble=2,
+                             early_stopping=True, tuples_per_step=40)
+    new, old, x_query = _fit_both(monkeypatch, shipped_model, task, 2, sampled)
+    _assert_same_fit(new, old, x_query)
+    x, y = task.x[:50], task.y[:50]
+    every = fit_task(shipped_model, x, y, 2, FinetuneConfig(epochs=4, steps_per_epoch=5,
+                                                            learning_rate=0.01, ensemble=2,
+                                                            early_stopping=True))
+    assert np.abs(every.losses[0][0] - new.losses[0][0]) > 1e-4  # the first step's sample
+    np.testing.assert_array_equal(fit_task(shipped_model, x, y, 2, sampled).proba(x_query),
+                                  new.proba(x_query))
+    paper, whole = FinetuneConfig(), FinetuneConfig(tuples_per_step=216)
+    np.testing.assert_array_equal(fit_task(shipped_model, x, y, 2, paper).proba(x_query),
+                                  fit_task(shipped_model, x, y, 2, whole).proba(x_query))
+
+
+def test_step_tuples_draws_a_fresh_sample_for_each_update_step():
+    rng = np.random.default_rng(0)
+    updates = [False, True, True, False, True]
+    samples = _step_tuples(30, updates, 7, rng)
+    assert [len(s) for s in samples] == [30, 7, 7, 30, 7]
+    for sample, update in zip(samples, updates):
+        assert sample.dtype == np.int32 and (np.diff(sample) > 0).all() and sample.max() < 30
+        if not update:
+            assert sample.tolist() == list(range(30))
+    assert samples[1].tolist() != samples[2].tolist()
+    for per_step in (None, 30, 31):
+        assert all(s.tolist() == list(range(30)) for s in _step_tuples(30, updates, per_step, rng))
+    with pytest.raises(ValueError, match="tuples_per_step must be >= 1"):
+        FinetuneConfig(tuples_per_step=0)
+    with pytest.raises(ValueError, match="tuples_per_step must be"):
+        FinetuneConfig(tuples_per_step=2.5)
 
 
 @pytest.mark.parametrize("case", ["output_scaling", "multiclass", "monotone", "one_vs_rest"])

@@ -229,12 +229,13 @@ def held_back_splits(args, sets: list[str] | None = None, done: set[tuple] = fro
 
 
 @contextlib.contextmanager
-def resumed_records(description: str, argv=None):
+def resumed_records(description: str, argv=None, model_name: str | None = None):
     """What a session-24+ dev script on the binary held-back sets works with: (args of
-    ``dev_parser``, the fold's reference model ``fold_model``, the records file open for
-    appending, ``held_back_splits`` less the splits the file already holds)."""
+    ``dev_parser``, the fold's model ``fold_model`` (``model_name``, default the reference), the
+    records file open for appending, ``held_back_splits`` less the splits the file already
+    holds)."""
     args = dev_parser(description).parse_args(argv)
-    model = fold_model(args.out, args.fold)
+    model = fold_model(args.out, args.fold, None if model_name is None else f"{model_name}_f{args.fold}")
     with args.records.open("a") as handle:
         yield args, model, handle, held_back_splits(args, done=recorded(args.records))
 

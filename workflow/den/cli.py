@@ -17,7 +17,7 @@ from pathlib import Path
 
 from den.errors import DENError, DENInputError, DENInputWarning, DENWarning, name_settings
 from den.logs import on_sigterm
-from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRESETS
+from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, FINETUNE_TUPLES_PER_STEP, PRESETS
 
 # A query whose encoded features (float64) take more bytes than this waits for its scoring in an
 # unnamed temporary file (``den.io.SpooledRows``, in $TMPDIR), not in memory beside TensorFlow:
@@ -32,6 +32,16 @@ Distribution Embedding Networks (DEN) for classification with small data.
   den info       show a saved model's hyperparameters and what it was pre-trained on
 
 Run `den COMMAND --help` for the options of each command."""
+
+
+def _tuples_per_step(text: str) -> int | None:
+    """--finetune-tuples-per-step: a whole number, or 'all' (None: every tuple)."""
+    if text.strip().lower() == "all":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number of tuples or 'all', got {text!r}") from None
 
 
 def _add_finetune_options(parser):
@@ -81,6 +91,12 @@ def _add_finetune_options(parser):
     group.add_argument("--finetune-feature-counts-tolerance", type=float, default=0.0, metavar="SE",
                        help="a subset replaces all features only if its held-out loss is lower by "
                             "more than SE standard errors (default: 0, the lowest loss)")
+    group.add_argument("--finetune-tuples-per-step", type=_tuples_per_step, metavar="T|all",
+                       default=FINETUNE_TUPLES_PER_STEP,
+                       help="each fine-tuning step reads a fresh random sample of T of the task's "
+                            "feature tuples, about (tuples / T) times less work a step; prediction "
+                            "still reads them all; 'all': every tuple, as in the paper (default: "
+                            f"{FINETUNE_TUPLES_PER_STEP})")
     group.add_argument("--finetune-network-steps", type=int, default=ADAPT_NETWORK_STEPS, metavar="N",
                        help="presets 'default' and 'adapt': Adam steps of the network's weights, "
                             f"each on a random halving of the support set (default: {ADAPT_NETWORK_STEPS})")

@@ -25,7 +25,13 @@ from den.data.encoding import TabularEncoder, encode_labels, encode_query
 from den.errors import DENInputError, DENInputWarning, DENModelError, name_settings, plain_value
 from den.model.den import DEN
 from den.model.tuples import count_multisets
-from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, PRESETS, shipped_model_path
+from den.pretrained import (
+    ADAPT_NETWORK_LEARNING_RATE,
+    ADAPT_NETWORK_STEPS,
+    FINETUNE_TUPLES_PER_STEP,
+    PRESETS,
+    shipped_model_path,
+)
 from den.train.finetune import FinetuneConfig, FittedTask, adapt_config, fit_task, one_vs_rest_min_rows
 
 VARIANTS = ("den", "no_finetune", "adapt")
@@ -46,7 +52,7 @@ VARIANT_SETTINGS = {
         "finetune_epochs", "finetune_steps_per_epoch", "finetune_learning_rate", "finetune_ensemble",
         "finetune_early_stopping", "finetune_early_stopping_tolerance", "finetune_output_scaling",
         "finetune_output_scaling_learning_rate", "finetune_feature_counts",
-        "finetune_feature_counts_tolerance"),
+        "finetune_feature_counts_tolerance", "finetune_tuples_per_step"),
     "adapt": ("finetune_ensemble", "finetune_network_steps", "finetune_network_learning_rate"),
     "no_finetune": (),
 }
@@ -61,7 +67,10 @@ class FitSettings:
     """How a pre-trained DEN meets a task: the keywords of ``den.api.DENClassifier``, with the
     same names, defaults and meanings (its docstring says what each does; a test checks that
     the two agree). A ``finetune_<name>`` field the paper's fine-tuning reads
-    (``VARIANT_SETTINGS["den"]``) is ``FinetuneConfig.<name>``, default included."""
+    (``VARIANT_SETTINGS["den"]``) is ``FinetuneConfig.<name>``, default included, but one:
+    ``finetune_tuples_per_step`` is ``den.pretrained.FINETUNE_TUPLES_PER_STEP`` (a sample of
+    the tuples a step, validated on held-back sets), where FinetuneConfig reads every tuple
+    as the paper does (None, also here)."""
 
     model: str | os.PathLike | DEN | None = None
     preset: str = "default"
@@ -79,6 +88,7 @@ class FitSettings:
     finetune_output_scaling_learning_rate: float = _FINETUNE_DEFAULTS["output_scaling_learning_rate"]
     finetune_feature_counts: tuple[int, ...] = _FINETUNE_DEFAULTS["feature_counts"]
     finetune_feature_counts_tolerance: float = _FINETUNE_DEFAULTS["feature_counts_tolerance"]
+    finetune_tuples_per_step: int | None = FINETUNE_TUPLES_PER_STEP
     finetune_network_steps: int = ADAPT_NETWORK_STEPS
     finetune_network_learning_rate: float = ADAPT_NETWORK_LEARNING_RATE
 

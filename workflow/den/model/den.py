@@ -226,7 +226,9 @@ class DEN:
 
         # Fine-tuning: every step of one run in one call (no Python, no host sync per step).
         # Each iteration evaluates the loss and gradients of one (query rows, support rows)
-        # pair; an update iteration then takes one Adam step and projects with the lattice
+        # pair over the iteration's feature tuples (indices into the task's tuples: all of them,
+        # or a step's sample, ``FinetuneConfig.tuples_per_step``); an update iteration then
+        # takes one Adam step and projects with the lattice
         # layer's own constraints (tf_keras's apply_gradients applied them after every
         # update; a task's calibration is ``new_calibration(d)``, whose constraints depend
         # only on the config), and an evaluation iteration (early stopping's held-out loss)
@@ -244,12 +246,13 @@ class DEN:
             tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.float32),
             tf.TensorSpec([], tf.float32),
             tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([], tf.int32),  # tuples, L
+            tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32),  # tuple rows, bounds
             tf.TensorSpec([], tf.float32), tf.TensorSpec([], tf.float32),  # learning rates
             tf.TensorSpec([], tf.bool)],  # whether the output map learns
             autograph=False)  # explicit tf.while_loop: converting it would only cost tracing time
         def finetune_run(unit, y, query_rows, query_bounds, support_rows, support_bounds, updates,
                          kernel, missing_output, logit_scale, logit_bias, tuples, n_classes,
-                         learning_rate, output_learning_rate, learn_output):
+                         tuple_rows, tuple_bounds, learning_rate, output_learning_rate, learn_output):
             project = (reference.kernel.constraint, reference.missing_output.constraint, None, None)
             iterations = tf.shape(updates)[0]
             params = (kernel, missing_output, logit_scale, logit_bias)
@@ -261,9 +264,10 @@ class DEN:
             def body(i, step, params, moments, losses, kept):
                 query = query_rows[query_bounds[i]:query_bounds[i + 1]]
                 support = support_rows[support_bounds[i]:support_bounds[i + 1]]
+                step_tuples = tf.gather(tuples, tuple_rows[tuple_bounds[i]:tuple_bounds[i + 1]])
                 loss, *grads = calibration_gradients(
                     tf.gather(unit, query), tf.gather(y, query), tf.gather(unit, support),
-                    tf.gather(y, support), *params[:2], tuples, n_classes, *params[2:])
+                    tf.gather(y, support), *params[:2], step_tuples, n_classes, *params[2:])
                 t = tf.cast(step + 1, tf.float32)  # the optimizers' iterations + 1
                 new_params, new_moments = [], []
                 for j, (param, grad) in enumerate(zip(params, grads)):

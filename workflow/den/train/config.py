@@ -140,6 +140,12 @@ class FinetuneConfig:
             rests on one or two rows of a class and adaptation lowered held-back AUC (a
             thyroid set with 1-3 positive rows in 50: -3 AUC), so the network stays as
             pre-trained.
+        tuples_per_step: each update step of the calibration's fine-tuning reads a fresh
+            random sample of this many of the task's feature tuples (seeded by ``seed``),
+            not all T of them: the step's gradient is then an estimate from a sample of the
+            tuples the model pools over, for about T / ``tuples_per_step`` times less work
+            a step. None (the paper), or any number >= T, reads every tuple; early
+            stopping's held-out losses always read every tuple, as prediction does.
         network_one_vs_rest: where a binary DEN meets more than two classes
             (``one_vs_rest_models``), also adapt each class's binary task; False leaves them
             as pre-trained (the default preset: on held-back multiclass sets adaptation was
@@ -161,6 +167,7 @@ class FinetuneConfig:
     network_learning_rate: float = ADAPT_NETWORK_LEARNING_RATE
     network_min_class_rows: int = 4
     network_one_vs_rest: bool = True
+    tuples_per_step: int | None = None
 
     def __post_init__(self):
         problems = setting_type_problems(self, prefix="fine-tuning ")
@@ -188,6 +195,9 @@ class FinetuneConfig:
         if not _finite_positive(self.learning_rate):
             raise ValueError("fine-tuning learning_rate must be a finite number > 0, got "
                              f"{self.learning_rate}")
+        if self.tuples_per_step is not None and self.tuples_per_step < 1:
+            raise ValueError("fine-tuning tuples_per_step must be >= 1 (or null: every tuple), got "
+                             f"{self.tuples_per_step}")
         if self.network_steps < 0:
             raise ValueError(f"fine-tuning network_steps must be >= 0, got {self.network_steps}")
         if self.network_steps and self.early_stopping:

@@ -112,6 +112,8 @@ def _finetune_rows(task_model: TaskModel, config: FinetuneConfig,
         if validation_rows is not None and (step + 1) % config.steps_per_epoch == 0:
             schedule.append(evaluate)
     query, support, updates = zip(*schedule)
+    step_tuples = _step_tuples(len(task_model.tuples), updates, config.tuples_per_step,
+                               np.random.default_rng([config.seed, 2]))
     kernel, missing = task_model.calibration_parameters()
     with den.network_weights(task_model.network_weights):  # no other thread's weights meanwhile
         losses, kept = den.finetune_fn(
@@ -119,7 +121,8 @@ def _finetune_rows(task_model: TaskModel, config: FinetuneConfig,
             tf.constant(np.concatenate([y, task_model.y_support[held]])),
             *(tf.constant(a) for a in (*_flat(query), *_flat(support))), tf.constant(updates),
             kernel, missing, scale, bias, tf.constant(task_model.tuples),
-            tf.constant(task_model.n_classes, tf.int32), tf.constant(config.learning_rate, tf.float32),
+            tf.constant(task_model.n_classes, tf.int32), *(tf.constant(a) for a in _flat(step_tuples)),
+            tf.constant(config.learning_rate, tf.float32),
             tf.constant(config.output_scaling_learning_rate, tf.float32),
             tf.constant(bool(config.output_scaling)))
     losses, updates = losses.numpy(), np.asarray(updates)
@@ -135,6 +138,19 @@ def _finetune_rows(task_model: TaskModel, config: FinetuneConfig,
     task_model.finetune_epochs += config.epochs
     task_model.invalidate()
     return losses[updates].tolist(), held_out, snapshots
+
+
+def _step_tuples(n_tuples: int, updates, tuples_per_step: int | None,
+                 rng: np.random.Generator) -> list[np.ndarray]:
+    """Per fine-tuning iteration, the indices of the task's T feature tuples it reads: a
+    fresh sample of ``tuples_per_step`` of them (without replacement, sorted) for an update
+    step, all T for an evaluation (early stopping's held-out loss) and wherever
+    ``tuples_per_step`` is None or at least T."""
+    every = np.arange(n_tuples, dtype=np.int32)
+    if tuples_per_step is None or tuples_per_step >= n_tuples:
+        return [every] * len(updates)
+    return [np.sort(rng.choice(n_tuples, tuples_per_step, replace=False)).astype(np.int32) if update
+            else every for update in updates]
 
 
 def adapt_network(task_model: TaskModel, config: FinetuneConfig) -> list[float]:
