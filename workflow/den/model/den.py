@@ -228,11 +228,10 @@ class DEN:
         # Each iteration evaluates the loss and gradients of one (query rows, support rows)
         # pair over the iteration's feature tuples (indices into the task's tuples: all of them,
         # or a step's sample, ``FinetuneConfig.tuples_per_step``); an update iteration then
-        # takes one Adam step and projects with the lattice
-        # layer's own constraints (tf_keras's apply_gradients applied them after every
-        # update; a task's calibration is ``new_calibration(d)``, whose constraints depend
-        # only on the config), and an evaluation iteration (early stopping's held-out loss)
-        # leaves everything as it is. One call site keeps the graph, and its first-call
+        # takes one Adam step and projects with the lattice layer's own constraints (tf_keras's
+        # apply_gradients applied them after every update; a task's calibration is
+        # ``new_calibration(d)``, whose constraints depend only on the config), and an
+        # evaluation iteration (early stopping's held-out loss) leaves everything as it is. One call site keeps the graph, and its first-call
         # optimisation, as small as one step's.
         reference = self.new_calibration(1).layer if self.config.use_calibration else None
 
