@@ -231,8 +231,8 @@ class DEN:
         # takes one Adam step and projects with the lattice layer's own constraints (tf_keras's
         # apply_gradients applied them after every update; a task's calibration is
         # ``new_calibration(d)``, whose constraints depend only on the config), and an
-        # evaluation iteration (early stopping's held-out loss) leaves everything as it is. One call site keeps the graph, and its first-call
-        # optimisation, as small as one step's.
+        # evaluation iteration (early stopping's held-out loss) leaves everything as it is. One
+        # call site keeps the graph, and its first-call optimisation, as small as one step's.
         reference = self.new_calibration(1).layer if self.config.use_calibration else None
 
         @tf.function(input_signature=[
