@@ -394,9 +394,25 @@ def test_a_setting_the_presets_variant_ignores_is_refused(small_binary_model, ta
     """A setting the preset's variant would ignore is refused, with the variant (and preset)
     that reads it: the network settings of adaptation were sent to the paper's preset."""
     frame, labels = table
+    them = "them" if len(setting) > 1 else "it"
     with pytest.raises(DENInputError, match=rf"{next(iter(setting))}.* given, but preset '{preset}'.*"
-                                            rf"does not use them: {re.escape(advice)}"):
+                                            rf"does not use {them}: {re.escape(advice)}"):
         DENClassifier(model=small_binary_model, preset=preset, **setting).fit(frame[:50], labels[:50])
+
+
+@pytest.mark.parametrize("variant, setting, advice", [
+    ("adapt", {"finetune_tuples_per_step": 4}, "use variant='den', or leave it out"),
+    ("no_finetune", {"finetune_tuples_per_step": None}, "use variant='den', or leave it out"),
+    ("den", {"finetune_network_steps": 5, "finetune_network_learning_rate": 0.01},
+     "use variant='adapt', or leave them out"),
+])
+def test_a_setting_the_given_variant_ignores_is_refused(small_binary_model, table, variant, setting, advice):
+    """An explicit variant refuses the settings it would ignore, as a preset's variant does
+    (variant='adapt' with finetune_tuples_per_step fitted without them, silently)."""
+    frame, labels = table
+    with pytest.raises(DENInputError, match=rf"{next(iter(setting))}.* given, but variant '{variant}' "
+                                            rf"does not use (it|them): {re.escape(advice)}"):
+        DENClassifier(model=small_binary_model, variant=variant, **setting).fit(frame[:50], labels[:50])
 
 
 def test_an_empty_feature_count_list_is_the_default_not_a_setting(small_binary_model, table):
@@ -562,6 +578,47 @@ def test_a_seed_that_is_not_a_non_negative_integer_is_refused(small_binary_model
     with pytest.raises(DENInputError, match=f"seed must be a non-negative integer, got {seed!r}"):
         DENClassifier(model=small_binary_model, seed=seed).fit(frame[:50], labels[:50])
     DENClassifier(model=small_binary_model, seed=np.int64(3), preset="fast").fit(frame[:50], labels[:50])
+
+
+@pytest.mark.parametrize("rows", ["5", None, -3, 0, 2.5])
+def test_min_support_rows_that_is_not_a_positive_integer_is_named(small_binary_model, table, rows):
+    frame, labels = table
+    clf = DENClassifier(model=small_binary_model, preset="fast", min_support_rows=rows)
+    given = re.escape(repr(rows))
+    with pytest.raises(DENInputError, match=rf"min_support_rows must be an integer >= 1, got {given}"):
+        clf.fit(frame[:50], labels[:50])
+
+
+def test_early_stopping_with_more_folds_than_support_rows_is_a_named_setting_error(small_binary_model):
+    """Each fold is held out in turn, so ensemble k needs k rows: 13 folds of 12 rows stopped
+    in TensorFlow with 'Matrix size-incompatible'."""
+    task = make_task("folds", 60, 3, seed=8)
+    x, y = task.x[:12], task.y[:12]
+    clf = DENClassifier(model=small_binary_model, preset="paper", finetune_early_stopping=True,
+                        finetune_epochs=1, finetune_ensemble=13)
+    with pytest.raises(DENInputError, match="early_stopping holds out each of finetune_ensemble 13 "
+                                            "folds of the support rows in turn, but there are 12 rows: "
+                                            "set finetune_ensemble to at most 12"):
+        clf.fit(x, y)
+    assert len(clf.set_params(finetune_ensemble=12).fit(x, y).task_models_) in (1, 12)
+
+
+def test_a_fit_that_leaves_every_row_with_the_same_probabilities_warns(small_binary_model):
+    """A learning rate so large that the weights, still finite, predict one class for every
+    row: a warning names the rate to lower (before, the fit was silent and every prediction
+    the same); a sound fit of the same rows does not warn."""
+    task = make_task("collapse", 120, 4, seed=2)
+    x, y = task.x[:50], task.y[:50]
+    with pytest.warns(DENInputWarning, match=r"support rows: after fine-tuning, every support row gets "
+                                             r"the same class probabilities .* lower "
+                                             r"finetune_network_learning_rate \(now 0.3; "
+                                             r"--finetune-network-learning-rate in den predict\)"):
+        clf = DENClassifier(model=small_binary_model, finetune_network_learning_rate=0.3,
+                            finetune_network_steps=20).fit(x, y)
+    assert len(np.unique(clf.predict_proba(task.x[50:])[:, 1])) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DENClassifier(model=small_binary_model, finetune_network_steps=20).fit(x, y)
 
 
 def test_dates_are_days_whatever_their_unit_and_missing_dates_stay_numbers():

@@ -63,7 +63,7 @@ def test_pretrain_then_predict(tmp_path, csv_tasks, capsys):
     # calibration options under the default preset (network adaptation) are an error, not ignored
     assert main([*common[:-5], "--finetune-epochs", "2", "--out", str(stopped)]) == 2 and not stopped.exists()
     # each setting is named as the option that sets it
-    assert "--finetune-epochs given, but preset 'default' (variant 'adapt') does not use them: add " \
+    assert "--finetune-epochs given, but preset 'default' (variant 'adapt') does not use it: add " \
            "--variant den (or --preset paper)" in capsys.readouterr().err
     assert main(common + ["--out", str(stopped)]) == 2 and not stopped.exists()
     assert "needs --finetune-ensemble >= 2" in capsys.readouterr().err
@@ -230,14 +230,15 @@ def test_predict_reads_both_files_before_tensorflow_and_encodes_the_query_once(
         queries = [what for what in encoded if what.startswith("query")]  # not the support's
         assert queries == [f"query file {str(query)!r} features"], (name, encoded)
     clashing = tmp_path / "clashing.csv"
-    pd.read_csv(query).assign(proba_yes=1.0).to_csv(clashing, index=False)
-    scored = []
+    pd.read_csv(query)[:25].assign(proba_yes=1.0).to_csv(clashing, index=False)
+    scored = []  # the rows of each scoring: the fit scores its support rows (60), never the query's 25
     proba = FittedTask.proba
-    monkeypatch.setattr(FittedTask, "proba", lambda self, *a, **k: scored.append(1) or proba(self, *a, **k))
+    monkeypatch.setattr(FittedTask, "proba",
+                        lambda self, x, *a, **k: scored.append(len(x)) or proba(self, x, *a, **k))
     capsys.readouterr()
     assert main(_predict_args(model, support, clashing, tmp_path / "c.csv") + ["--keep-query-columns"]) == 2
     assert "has the column(s) ['proba_yes'], which the output adds" in capsys.readouterr().err
-    assert scored == [] and not (tmp_path / "c.csv").exists()
+    assert 25 not in scored and not (tmp_path / "c.csv").exists()
 
 
 def test_fine_tuning_defaults_agree_everywhere():
@@ -264,15 +265,23 @@ def test_fine_tuning_defaults_agree_everywhere():
 
 
 def test_a_bad_number_of_tuples_per_step_names_the_option(model_and_tables, tmp_path, capsys):
+    from den.train.config import FinetuneConfig
+
     model, support, query = model_and_tables
     args = _predict_args(model, support, query, tmp_path / "p.csv")
-    with pytest.raises(SystemExit):
-        main(args + ["--finetune-tuples-per-step", "half"])
-    assert "--finetune-tuples-per-step: a whole number of tuples or 'all', got 'half'" \
-        in capsys.readouterr().err
-    assert main(args + ["--preset", "paper", "--finetune-tuples-per-step", "0"]) == 2
-    assert "--finetune-tuples-per-step must be >= 1" in capsys.readouterr().err
+    for given in ("half", "0", "-3"):  # refused as the command line is read, before any file
+        with pytest.raises(SystemExit):
+            main(args + ["--finetune-tuples-per-step", given])
+        assert f"--finetune-tuples-per-step: a whole number of tuples (1 or more) or 'all', got {given!r}" \
+            in capsys.readouterr().err
     assert not (tmp_path / "p.csv").exists()
+    for option, value, message in (
+            ("--seed", "-1", "--seed must be a non-negative integer, got -1"),
+            ("--min-support-rows", "-3", "--min-support-rows must be an integer >= 1, got -3")):
+        assert main(args + [option, value]) == 2  # before the files are read
+        assert message in capsys.readouterr().err
+    with pytest.raises(ValueError, match=r"tuples_per_step must be >= 1, got 0 \(None, null in a workflow"):
+        FinetuneConfig(tuples_per_step=0)
 
 
 @pytest.fixture()
@@ -619,7 +628,9 @@ def test_a_diverging_fit_or_pretraining_is_an_error_not_nan_predictions(tmp_path
     assert main([*args, "--finetune-network-learning-rate", "inf"]) == 2
     assert "--finetune-network-learning-rate must be a finite number > 0, got inf" in capsys.readouterr().err
     assert main([*args, "--finetune-network-learning-rate", "1e6"]) == 2
-    assert "fine-tuning diverged" in capsys.readouterr().err and not out.exists()
+    err = capsys.readouterr().err  # the rate the preset uses, named as the option that sets it
+    assert "fine-tuning diverged" in err and not out.exists()
+    assert err.rstrip().endswith("lower --finetune-network-learning-rate (now 1e+06)")
     model = tmp_path / "m.npz"
     common = ["pretrain", "--tasks", str(csv_tasks), "--out", str(model), "--steps", "5",
               "--query-rows", "16", "--support-rows", "16", "--quiet"]

@@ -64,8 +64,9 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
             within that many standard errors of the best; ``finetune_tuples_per_step``: each
             fine-tuning step reads a fresh random sample of that many of the task's feature
             tuples, 128 by default (None: all of them, as in the paper, about 2.5 times slower
-            at 20 features; prediction always reads them all)). A setting the preset's variant does
-            not use is an error, so a grid search pairs them in a list of grids:
+            at 20 features; prediction always reads them all)). A setting the variant (the
+            preset's, or the one given) does not use is an error, so a grid search pairs them in
+            a list of grids:
             ``[{"preset": ["fast", "default"]}, {"preset": ["paper"], "finetune_epochs": [2, 10]}]``.
         chunk_rows: query rows scored at once (memory bound for large query sets);
             None picks a size from the number of feature tuples.

@@ -35,13 +35,16 @@ Run `den COMMAND --help` for the options of each command."""
 
 
 def _tuples_per_step(text: str) -> int | None:
-    """--finetune-tuples-per-step: a whole number, or 'all' (None: every tuple)."""
+    """--finetune-tuples-per-step: a whole number >= 1, or 'all' (None: every tuple)."""
     if text.strip().lower() == "all":
         return None
     try:
-        return int(text)
+        count = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"a whole number of tuples or 'all', got {text!r}") from None
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"a whole number of tuples (1 or more) or 'all', got {text!r}")
+    return count
 
 
 def _add_finetune_options(parser):
@@ -52,7 +55,8 @@ def _add_finetune_options(parser):
                             "PLF-free model; a two-class task adapts its network to the support "
                             "set, a task of more classes is not fine-tuned; docs/model-card.md); "
                             "'fast': no fine-tuning (a fit in milliseconds); 'paper': fine-tune the "
-                            "shipped PLF model as the paper does (the --finetune-* defaults); "
+                            "shipped PLF model on the paper's schedule (the --finetune-* defaults: 10 x 10 "
+                            "steps at 0.001, each on a sample of --finetune-tuples-per-step tuples); "
                             "'adapt': network adaptation on every task, each class of a multiclass "
                             "one too (--finetune-network-*). Default: default")
     group.add_argument("--variant", choices=["den", "no_finetune", "adapt"], default=None,
@@ -376,6 +380,10 @@ def _predict(args) -> None:
     )
     from den.io import SpooledRows, atomic_write, check_output_path
 
+    if args.seed < 0:  # refused before any file is read
+        raise DENInputError(f"--seed must be a non-negative integer, got {args.seed} (e.g. --seed 0)")
+    if args.min_support_rows < 1:
+        raise DENInputError(f"--min-support-rows must be an integer >= 1, got {args.min_support_rows}")
     to_stdout = args.out == "-"
     if not to_stdout:
         check_output_path(args.out, "--out")
@@ -429,8 +437,8 @@ def _predict(args) -> None:
         table = fit_table(settings, x_support, labels, X_unlabeled=x_query if transductive else None,
                           encoder=encoder, support_name=f"support file {args.support!r}",
                           unlabeled_name=query_name)
-    except DENInputError as err:  # keywords as the options that set them (name_settings)
-        raise DENInputError(name_settings(str(err), _predict_options())) from None
+    except DENError as err:  # keywords as the options that set them (name_settings)
+        raise type(err)(name_settings(str(err), _predict_options())) from None
     columns = ["prediction"] + [f"proba_{label}" for label in table.classes]
     if keep is not None:  # refused before the query is scored, which may take minutes
         clash = [str(c) for c in columns if c in query_written.columns]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import warnings
 from pathlib import Path
 from typing import TextIO
@@ -22,7 +23,7 @@ from typing import TextIO
 import numpy as np
 
 from den.data.encoding import TabularEncoder, encode_labels, encode_query
-from den.errors import DENInputError, DENInputWarning, DENModelError, name_settings, plain_value
+from den.errors import DENError, DENInputError, DENInputWarning, DENModelError, name_settings, plain_value
 from den.model.den import DEN
 from den.model.tuples import count_multisets
 from den.pretrained import (
@@ -32,7 +33,14 @@ from den.pretrained import (
     PRESETS,
     shipped_model_path,
 )
-from den.train.finetune import FinetuneConfig, FittedTask, adapt_config, fit_task, one_vs_rest_min_rows
+from den.train.finetune import (
+    FinetuneConfig,
+    FittedTask,
+    adapt_config,
+    fit_task,
+    learning_rates_used,
+    one_vs_rest_min_rows,
+)
 
 VARIANTS = ("den", "no_finetune", "adapt")
 # Bytes per pair of support rows and feature multiset that tuple relevance holds at its peak
@@ -187,7 +195,10 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
         raise DENInputError(f"preset must be one of {tuple(PRESETS)}, got {settings.preset!r}")
     if plain_value(settings.seed, "int") is None or settings.seed < 0:
         raise DENInputError(f"seed must be a non-negative integer, got {settings.seed!r}: DEN's "
-                            f"fits are seeded so that they repeat (e.g. seed=0)")
+                            f"fits are seeded so that they repeat (e.g. 0)")
+    if plain_value(settings.min_support_rows, "int") is None or settings.min_support_rows < 1:
+        raise DENInputError(f"min_support_rows must be an integer >= 1, got {settings.min_support_rows!r}: "
+                            f"a support set with fewer labelled rows is refused (e.g. 10)")
     if settings.chunk_rows is not None and (plain_value(settings.chunk_rows, "int") is None
                                             or settings.chunk_rows < 1):
         raise DENInputError(f"chunk_rows must be an integer >= 1 (leave it unset to choose it "
@@ -196,19 +207,25 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
     if variant not in VARIANTS:
         raise DENInputError(f"variant must be one of {VARIANTS} (or None: the preset's), "
                             f"got {settings.variant!r}")
-    if settings.variant is None:  # settings the preset's variant would silently ignore
-        changed = [field.name for field in dataclasses.fields(FitSettings)
-                   if field.name.startswith("finetune_")
-                   and getattr(settings, field.name) != field.default
-                   and field.name not in VARIANT_SETTINGS[variant]]
-        if changed:
-            users = [v for v in VARIANTS if set(changed) <= set(VARIANT_SETTINGS[v])]
-            presets = [p for v in users for p, entry in PRESETS.items() if entry["variant"] == v]
-            each = ", ".join(f"{v}: {list(VARIANT_SETTINGS[v])}" for v in VARIANTS if VARIANT_SETTINGS[v])
-            advice = (f"add variant={users[0]!r} (or preset={presets[0]!r})" if users else
-                      f"no one variant uses them all: give those of one variant ({each})")
-            raise DENInputError(f"{', '.join(changed)} given, but preset {settings.preset!r} "
-                                f"(variant {variant!r}) does not use them: {advice}")
+    # settings the variant (the preset's, or the one given) would silently ignore
+    changed = [field.name for field in dataclasses.fields(FitSettings)
+               if field.name.startswith("finetune_")
+               and getattr(settings, field.name) != field.default
+               and field.name not in VARIANT_SETTINGS[variant]]
+    if changed:
+        users = [v for v in VARIANTS if set(changed) <= set(VARIANT_SETTINGS[v])]
+        presets = [p for v in users for p, entry in PRESETS.items() if entry["variant"] == v]
+        each = ", ".join(f"{v}: {list(VARIANT_SETTINGS[v])}" for v in VARIANTS if VARIANT_SETTINGS[v])
+        if not users:
+            advice = f"no one variant uses them all: give those of one variant ({each})"
+        elif settings.variant is None:
+            advice = f"add variant={users[0]!r} (or preset={presets[0]!r})"
+        else:
+            advice = f"use variant={users[0]!r}, or leave {'them' if len(changed) > 1 else 'it'} out"
+        what = (f"preset {settings.preset!r} (variant {variant!r})" if settings.variant is None
+                else f"variant {variant!r}")
+        raise DENInputError(f"{', '.join(changed)} given, but {what} does not use "
+                            f"{'them' if len(changed) > 1 else 'it'}: {advice}")
     den = load_model(shipped_model_path(finetune=variant == "den") if settings.model is None
                      else settings.model)
     if variant == "den" and not den.config.use_calibration:
@@ -258,7 +275,11 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
                                   one_vs_rest=PRESETS[settings.preset].get("one_vs_rest", True))
     except ValueError as err:  # FinetuneConfig's field names -> the keywords that set them
         raise DENInputError(name_settings(str(err), _FINETUNE_KEYWORDS)) from None
-    fitted = fit_task(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
+    try:
+        fitted = fit_task(den, x, codes, len(classes), config, x_unlabeled=unlabeled)
+    except DENError as err:  # FinetuneConfig's names for what the keywords set
+        raise type(err)(name_settings(str(err), _FINETUNE_KEYWORDS)) from None
+    _warn_collapsed(config, den, fitted, x, f"{support_name} rows")
     _warn_unadapted(config, fitted, codes, classes, f"{support_name} labels")
     _warn_not_fine_tuned(config, den, fitted, codes, classes, f"{support_name} labels")
     return FittedTable(fitted, encoder, classes, x.shape[1])
@@ -279,6 +300,27 @@ def _warn_not_fine_tuned(config: FinetuneConfig | None, den: DEN, fitted: Fitted
         warnings.warn(f"{what}: class(es) {named} have fewer than the {folds} support rows that "
                       f"fine-tuning needs, so the class-against-the-rest model of each keeps the "
                       f"pre-trained PLFs, not fine-tuned", DENInputWarning, stacklevel=3)
+
+
+def _warn_collapsed(config: FinetuneConfig | None, den: DEN, fitted: FittedTask, x: np.ndarray,
+                    what: str) -> None:
+    """Warn where fine-tuning (or network adaptation) left every support row with the same class
+    probabilities although the rows differ: a learning rate too large drives the weights to a
+    fit that predicts one class for every row, with finite weights, so nothing else stops it."""
+    if config is None or not any(fitted.losses) or len(x) < 2:
+        return
+    columns = [c[~np.isnan(c)] for c in np.asarray(x, dtype=np.float64).T]
+    if not any(len(c) and c.min() < c.max() for c in columns):
+        return  # the rows themselves are alike
+    proba = fitted.proba(x)
+    if np.ptp(proba, axis=0).max() > 1e-6:
+        return
+    rates = re.sub(r"(finetune_\w+) \(now ([^)]*)\)", lambda m: f"{m[1]} (now {m[2]}; "
+                   f"{'--' + m[1].replace('_', '-')} in den predict)",
+                   name_settings(learning_rates_used(den, config), _FINETUNE_KEYWORDS))
+    warnings.warn(f"{what}: after fine-tuning, every support row gets the same class probabilities "
+                  f"({', '.join(f'{p:.3g}' for p in proba[0])}), so every prediction is one class; "
+                  f"fine-tuning diverged: lower {rates}", DENInputWarning, stacklevel=3)
 
 
 def _warn_unadapted(config: FinetuneConfig | None, fitted: FittedTask, codes: np.ndarray,

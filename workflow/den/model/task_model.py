@@ -222,7 +222,8 @@ class TaskModel:
         """(m, L) class probabilities of query rows (L = 2 for the binary head)."""
         logits = self.predict_logits(x_query, chunk_rows)
         if self.den.config.head == "binary":
-            p1 = 1.0 / (1.0 + np.exp(-logits.astype(np.float64)))
+            with np.errstate(over="ignore"):  # a logit below -709: exp overflows to inf, p1 is 0
+                p1 = 1.0 / (1.0 + np.exp(-logits.astype(np.float64)))
             return np.stack([1.0 - p1, p1], axis=1)
         z = logits.astype(np.float64)
         z = z - z.max(axis=1, keepdims=True)

@@ -180,7 +180,8 @@ class FinetuneConfig:
                              f"{self.feature_counts_tolerance}")
         if self.feature_counts and not self.early_stopping:
             raise ValueError("fine-tuning feature_counts are chosen among by early_stopping's "
-                             "cross-validation: set early_stopping to true (or feature_counts to [])")
+                             "cross-validation: turn early_stopping on (it needs ensemble >= 2), or "
+                             "leave feature_counts empty")
         if self.ensemble < 1:
             raise ValueError(f"fine-tuning ensemble must be >= 1, got {self.ensemble}")
         if self.early_stopping and self.ensemble < 2:
@@ -196,8 +197,8 @@ class FinetuneConfig:
             raise ValueError("fine-tuning learning_rate must be a finite number > 0, got "
                              f"{self.learning_rate}")
         if self.tuples_per_step is not None and self.tuples_per_step < 1:
-            raise ValueError("fine-tuning tuples_per_step must be >= 1 (or null: every tuple), got "
-                             f"{self.tuples_per_step}")
+            raise ValueError(f"fine-tuning tuples_per_step must be >= 1, got {self.tuples_per_step} "
+                             f"(None, null in a workflow config, reads every tuple)")
         if self.network_steps < 0:
             raise ValueError(f"fine-tuning network_steps must be >= 0, got {self.network_steps}")
         if self.network_steps and self.early_stopping:

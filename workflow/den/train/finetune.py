@@ -286,6 +286,10 @@ def fine_tuned_models(den, x_support: np.ndarray, y_support: np.ndarray, n_class
     if config is None or not (adapts or (config.epochs and den.config.use_calibration)):
         return [TaskModel(den, x_support, y_support, n_classes, x_unlabeled=x_unlabeled)], [[]]
     if config.early_stopping:
+        if len(y_support) < config.ensemble:
+            raise DENInputError(f"early_stopping holds out each of ensemble {config.ensemble} folds "
+                                f"of the support rows in turn, but there are {len(y_support)} rows: "
+                                f"set ensemble to at most {len(y_support)}")
         return _early_stopped_models(den, x_support, y_support, n_classes, config, x_unlabeled)
     models, losses = [], []
     for j in range(config.ensemble):
@@ -438,12 +442,19 @@ def fit_task(den, x_support: np.ndarray, y_support: np.ndarray, n_classes: int,
                                                 x_unlabeled=x_unlabeled)
         fitted = FittedTask(task_models, losses)
     if not all(task_model.finite() for task_model in fitted.task_models):
-        rates = {name: getattr(config or FinetuneConfig(), name) for name in
-                 ("learning_rate", "network_learning_rate", "output_scaling_learning_rate")}
         raise DENError(f"fine-tuning diverged: the fitted weights are not finite (NaN or "
-                       f"infinite), so every prediction would be NaN; lower the learning rates "
-                       f"(now {rates}; DENClassifier and `den predict` call them finetune_*)")
+                       f"infinite), so every prediction would be NaN; lower "
+                       f"{learning_rates_used(den, config)}")
     return fitted
+
+
+def learning_rates_used(den, config: FinetuneConfig) -> str:
+    """The learning rates ``config`` uses with ``den``, as "name (now value)" in words."""
+    used = [name for name, uses in (
+        ("learning_rate", config.epochs > 0 and den.config.use_calibration),
+        ("output_scaling_learning_rate", config.output_scaling and den.config.use_calibration),
+        ("network_learning_rate", config.network_steps > 0)) if uses]
+    return " and ".join(f"{name} (now {getattr(config, name):g})" for name in used)
 
 
 def _early_stopped_models(den, x_support, y_support, n_classes, config, x_unlabeled):
