@@ -534,7 +534,7 @@ def test_model_settings_are_checked_when_the_jobs_are_planned():
     # combinations of pre-training and fine-tuning settings, which their classes refuse
     for bad, message in (
             ({"finetune": {"early_stopping": True, "ensemble": 1}}, "finetune: .*ensemble >= 2"),
-            ({"finetune": {"feature_counts": [3]}}, "finetune: .*set early_stopping to true"),
+            ({"finetune": {"feature_counts": [3]}}, "finetune: .*turn early_stopping on"),
             ({"finetune": {"early_stopping": True, "ensemble": 3, "network_steps": 5}},
              "finetune: .*network_steps"),
             # the top-level section is named as itself, not as an experiment that has none
