@@ -60,6 +60,31 @@ def test_adaptation_is_seeded(small_binary_model, binary_task):
     assert any(not np.array_equal(a, b) for a, b in zip(runs[0], runs[2]))
 
 
+def test_adaptation_on_a_sample_of_tuples_a_step(small_binary_model, binary_task, monkeypatch):
+    """With tuples_per_step each adaptation step reads its own sample of the task's tuples (and
+    still lowers the support loss); a sample of T or more is every tuple, to the bit."""
+    (xs, ys), _ = split(binary_task)
+    den = small_binary_model
+    n_tuples = len(TaskModel(den, xs, ys).tuples)
+    assert n_tuples > 6
+    read, step = [], den.network_step_fn
+    monkeypatch.setattr(den, "network_step_fn", lambda *a: read.append(a[4].numpy().tolist()) or step(*a))
+    config = FinetuneConfig(epochs=0, network_steps=40, network_learning_rate=0.01, seed=4, tuples_per_step=6)
+    plain, sampled = TaskModel(den, xs, ys), TaskModel(den, xs, ys)
+    adapt_network(sampled, config)
+    every = TaskModel(den, xs, ys).tuples.tolist()
+    assert len(read) == 40 and all(len(r) == 6 and all(t in every for t in r) for r in read)
+    assert len({str(r) for r in read}) > 30  # a fresh sample each step
+    assert _support_log_loss(sampled, xs, ys) < 0.9 * _support_log_loss(plain, xs, ys)
+    runs = []
+    for per_step in (None, n_tuples):
+        task_model = TaskModel(den, xs, ys)
+        adapt_network(task_model, FinetuneConfig(epochs=0, network_steps=5, network_learning_rate=0.01,
+                                                 seed=4, tuples_per_step=per_step))
+        runs.append(task_model.network_weights)
+    assert all(np.array_equal(a, b) for a, b in zip(*runs))
+
+
 def test_adapted_one_vs_rest_and_ensemble_fits_predict_probabilities(small_binary_model, rng):
     x = rng.normal(size=(60, 4))
     y = np.argmax(x[:, :3], axis=1)  # three classes: a binary head meets them one against the rest

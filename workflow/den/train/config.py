@@ -140,12 +140,13 @@ class FinetuneConfig:
             rests on one or two rows of a class and adaptation lowered held-back AUC (a
             thyroid set with 1-3 positive rows in 50: -3 AUC), so the network stays as
             pre-trained.
-        tuples_per_step: each update step of the calibration's fine-tuning reads a fresh
-            random sample of this many of the task's feature tuples (seeded by ``seed``),
-            not all T of them: the step's gradient is then an estimate from a sample of the
-            tuples the model pools over, for about T / ``tuples_per_step`` times less work
-            a step. None (the paper), or any number >= T, reads every tuple; early
-            stopping's held-out losses always read every tuple, as prediction does.
+        tuples_per_step: each update step of the calibration's fine-tuning (and of network
+            adaptation) reads a fresh random sample of this many of the task's feature tuples
+            (seeded by ``seed``), not all T of them: the step's gradient is then an estimate
+            from a sample of the tuples the model pools over, for about T /
+            ``tuples_per_step`` times less work a step. None (the paper), or any number >= T,
+            reads every tuple; early stopping's held-out losses always read every tuple, as
+            prediction does.
         network_one_vs_rest: where a binary DEN meets more than two classes
             (``one_vs_rest_models``), also adapt each class's binary task; False leaves them
             as pre-trained (the default preset: on held-back multiclass sets adaptation was

@@ -157,7 +157,8 @@ def adapt_network(task_model: TaskModel, config: FinetuneConfig) -> list[float]:
     """Network adaptation: ``config.network_steps`` Adam steps (learning rate
     ``config.network_learning_rate``) of every network weight on the task's support set,
     each on one halving (``support_halvings`` with seed ``config.seed``: embed one half, take
-    the loss on the other, as a pre-training episode), the calibration held as it is. The
+    the loss on the other, as a pre-training episode) and over every feature tuple or, with
+    ``config.tuples_per_step``, a fresh sample of them; the calibration held as it is. The
     result is the task model's ``network_weights``; the shared DEN keeps its own.
 
     Returns:
@@ -171,9 +172,12 @@ def adapt_network(task_model: TaskModel, config: FinetuneConfig) -> list[float]:
     kernel, missing = task_model.calibration_parameters()
     z = den.transform(tf.constant(task_model.unit_support), kernel, missing)  # (n, d)
     y = task_model.y_support
-    tuples, n_classes = tf.constant(task_model.tuples), tf.constant(task_model.n_classes, tf.int32)
+    n_classes = tf.constant(task_model.n_classes, tf.int32)
     learning_rate = tf.constant(config.network_learning_rate, tf.float32)
     halvings = support_halvings(y, config.network_steps, np.random.default_rng(config.seed))
+    step_tuples = [tf.constant(task_model.tuples[rows]) for rows in _step_tuples(
+        len(task_model.tuples), [True] * config.network_steps, config.tuples_per_step,
+        np.random.default_rng([config.seed, 3]))]
     losses = []
     with den.network_weights(task_model.network_weights):  # no other thread's weights meanwhile
         start = task_model.network_weights or [v.numpy() for v in den.network.trainable_variables]
@@ -182,7 +186,7 @@ def adapt_network(task_model: TaskModel, config: FinetuneConfig) -> list[float]:
             for step, (embed_rows, loss_rows) in enumerate(halvings):
                 losses.append(float(den.network_step_fn(
                     tf.gather(z, loss_rows), tf.constant(y[loss_rows]), tf.gather(z, embed_rows),
-                    tf.constant(y[embed_rows]), tuples, n_classes, learning_rate,
+                    tf.constant(y[embed_rows]), step_tuples[step], n_classes, learning_rate,
                     tf.constant(step + 1, tf.float32))))
             task_model.network_weights = [v.numpy() for v in den.network.trainable_variables]
     task_model.invalidate()
