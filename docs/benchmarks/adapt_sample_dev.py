@@ -25,22 +25,16 @@ SAMPLES = (64, 128)
 
 
 def main(argv=None) -> None:
-    from den.evaluate import score
-    from den.train.finetune import adapt_config, fit_task
+    from den.train.finetune import adapt_config
 
     with corpus_dev.resumed_records(__doc__.splitlines()[0], argv) as (_, model, handle, splits):
         for task, repeat, seed, support, query in splits:
             started = time.time()
-            x, y, x_query, y_query = task.x[support], task.y[support], task.x[query], task.y[query]
-            record = {"dataset": task.name, "repeat": repeat}
             default = adapt_config(seed=seed, one_vs_rest=False)
             configs = {"den": default, **{f"den_{s}": dataclasses.replace(default, tuples_per_step=s)
                                           for s in SAMPLES}}
-            for name, config in configs.items():
-                fit_started = time.perf_counter()
-                fitted = fit_task(model, x, y, task.n_classes, config, x_unlabeled=x_query)
-                record[f"{name}_seconds"] = time.perf_counter() - fit_started
-                record[name] = score(y_query, fitted.proba(x_query))["auc"]
+            record = {"dataset": task.name, "repeat": repeat,
+                      **corpus_dev.timed_fits(model, task, support, query, configs)}
             corpus_dev.write_record(handle, record, started)
 
 

@@ -63,6 +63,23 @@ def classical_scores(x_support, y_support, x_query, y_query, n_classes: int, see
             for method in CLASSICAL_METHODS}
 
 
+def timed_fits(model, task, support, query, configs: dict) -> dict:
+    """{name: query AUC, name_seconds: seconds of the fit} of ``model`` fitted (``fit_task``, the
+    query rows as unlabeled rows) on the support rows of ``task`` with each named fine-tuning
+    config (None: no fine-tuning)."""
+    from den.evaluate import score
+    from den.train.finetune import fit_task
+
+    record = {}
+    for name, config in configs.items():
+        started = time.perf_counter()
+        fitted = fit_task(model, task.x[support], task.y[support], task.n_classes, config,
+                          x_unlabeled=task.x[query])
+        record[f"{name}_seconds"] = time.perf_counter() - started
+        record[name] = score(task.y[query], fitted.proba(task.x[query]))["auc"]
+    return record
+
+
 def write_record(handle, record: dict, started: float) -> None:
     """Append ``record`` with its ``seconds`` since ``started`` as one JSON line (flushed, so an
     interrupted run resumes after it) and echo it to stderr."""

@@ -31,27 +31,17 @@ SAMPLES = (128, 64)
 
 
 def main(argv=None) -> None:
-    from den.evaluate import score
     from den.train.config import FinetuneConfig
-    from den.train.finetune import fit_task
 
-    configs = {"paper": FinetuneConfig(), "none": None,
-               **{f"paper_{s}": FinetuneConfig(tuples_per_step=s) for s in SAMPLES}}
     with corpus_dev.resumed_records(__doc__.splitlines()[0], argv, model_name="plf") as (
             _, model, handle, splits):
         for task, repeat, seed, support, query in splits:
             started = time.time()
-            x, y, x_query, y_query = task.x[support], task.y[support], task.x[query], task.y[query]
-            record = {"dataset": task.name, "repeat": repeat}
-            for name, config in configs.items():
-                if config is not None:
-                    config = FinetuneConfig(**{**config.to_dict(), "seed": seed})
-                fit_started = time.perf_counter()
-                fitted = fit_task(model, x, y, task.n_classes, config, x_unlabeled=x_query)
-                record[f"{name}_seconds"] = time.perf_counter() - fit_started
-                record[name] = score(y_query, fitted.proba(x_query))["auc"]
+            configs = {"paper": FinetuneConfig(seed=seed), "none": None,
+                       **{f"paper_{s}": FinetuneConfig(seed=seed, tuples_per_step=s) for s in SAMPLES}}
+            record = {"dataset": task.name, "repeat": repeat,
+                      **corpus_dev.timed_fits(model, task, support, query, configs)}
             corpus_dev.write_record(handle, record, started)
-
 
 if __name__ == "__main__":
     main()
