@@ -136,6 +136,16 @@ def test_sklearn_params_and_clone(small_binary_model):
     assert copy.variant == "no_finetune"
 
 
+def test_more_classes_than_a_multiclass_head_supports_names_both_ways_out(small_multiclass_model):
+    n = small_multiclass_model.config.n_classes_supported
+    task = make_task("many", 120, 3, seed=5)
+    labels = np.arange(120) % (n + 1)
+    with pytest.raises(DENInputError, match=rf"has {n + 1} classes but the model supports at most {n} "
+                                            rf"\(multiclass head\).*`den pretrain --head multiclass "
+                                            rf"--max-classes {n + 1}`\), or one with the binary head"):
+        DENClassifier(model=small_multiclass_model, preset="fast").fit(task.x, labels)
+
+
 def test_multiclass_labels_map_back(small_multiclass_model):
     task = make_task("mc", 150, 4, 3, seed=4)
     names = np.array(["a", "b", "c"])[task.y]

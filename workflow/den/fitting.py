@@ -251,8 +251,11 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
     if den.config.head != "binary" and len(classes) > den.config.n_classes_supported:
         raise DENInputError(
             f"the support set has {len(classes)} classes but the model supports at most "
-            f"{den.config.n_classes_supported} ({den.config.head} head); use a model "
-            f"pre-trained with the multiclass head and max_classes >= {len(classes)}")
+            f"{den.config.n_classes_supported} ({den.config.head} head); use a model pre-trained "
+            f"with the multiclass head and max_classes >= {len(classes)} (`den pretrain --head "
+            f"multiclass --max-classes {len(classes)}`), or one with the binary head, such as the "
+            f"shipped default (no model given), which fits one class against the rest for any "
+            f"number of classes")
     if encoder is None:
         encoder = TabularEncoder()
         x = encoder.fit_transform(X, f"{support_name} features")
