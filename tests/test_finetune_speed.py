@@ -176,7 +176,8 @@ def test_step_tuples_draws_a_fresh_sample_for_each_update_step():
     assert samples[1].tolist() != samples[2].tolist()
     for per_step in (None, 30, 31):
         assert all(s.tolist() == list(range(30)) for s in _step_tuples(30, updates, per_step, rng))
-    with pytest.raises(ValueError, match="tuples_per_step must be >= 1"):
+    with pytest.raises(ValueError, match=r"tuples_per_step must be >= 1, got 0 \(None, null in a workflow "
+                                         r"config, reads every tuple\)"):
         FinetuneConfig(tuples_per_step=0)
     with pytest.raises(ValueError, match="tuples_per_step must be"):
         FinetuneConfig(tuples_per_step=2.5)

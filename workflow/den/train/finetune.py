@@ -446,19 +446,19 @@ def fit_task(den, x_support: np.ndarray, y_support: np.ndarray, n_classes: int,
                                                 x_unlabeled=x_unlabeled)
         fitted = FittedTask(task_models, losses)
     if not all(task_model.finite() for task_model in fitted.task_models):
+        rates = " and ".join(f"{name} (now {getattr(config, name):g})"
+                             for name in learning_rates_used(den, config))
         raise DENError(f"fine-tuning diverged: the fitted weights are not finite (NaN or "
-                       f"infinite), so every prediction would be NaN; lower "
-                       f"{learning_rates_used(den, config)}")
+                       f"infinite), so every prediction would be NaN; lower {rates}")
     return fitted
 
 
-def learning_rates_used(den, config: FinetuneConfig) -> str:
-    """The learning rates ``config`` uses with ``den``, as "name (now value)" in words."""
-    used = [name for name, uses in (
+def learning_rates_used(den, config: FinetuneConfig) -> list[str]:
+    """The names of the ``FinetuneConfig`` learning rates that ``config`` uses with ``den``."""
+    return [name for name, uses in (
         ("learning_rate", config.epochs > 0 and den.config.use_calibration),
         ("output_scaling_learning_rate", config.output_scaling and den.config.use_calibration),
         ("network_learning_rate", config.network_steps > 0)) if uses]
-    return " and ".join(f"{name} (now {getattr(config, name):g})" for name in used)
 
 
 def _early_stopped_models(den, x_support, y_support, n_classes, config, x_unlabeled):
