@@ -214,8 +214,9 @@ def test_prediction_before_fit_is_sklearns_not_fitted_error(table):
 
 def test_sparse_and_complex_input_are_errors(small_binary_model):
     task = make_task("sp", 120, 3, seed=3)
-    with pytest.raises(DENInputError, match="scipy.sparse csr_matrix; DEN needs dense input"):
+    with pytest.raises(DENInputError, match="scipy.sparse csr_matrix; DEN needs dense input") as error:
         DENClassifier(model=small_binary_model).fit(scipy.sparse.csr_matrix(task.x[:60]), task.y[:60])
+    assert "OneHotEncoder(sparse_output=False)" in str(error.value)  # the way out in a Pipeline
     with pytest.raises(DENInputError, match="labels are a scipy.sparse"):
         DENClassifier(model=small_binary_model).fit(task.x[:60], scipy.sparse.csr_matrix(task.y[:60]))
     clf = DENClassifier(model=small_binary_model).fit(task.x[:60], task.y[:60])
@@ -1075,3 +1076,74 @@ def test_query_chunks_shrink_as_the_support_set_grows():
     assert auto_chunk_rows(625, 1000) == 13 and auto_chunk_rows(625, 100000) == 1
     assert auto_chunk_rows(9) == 14563 and auto_chunk_rows(1) == 65536
 
+
+
+class _InterchangeOnly:
+    """A table known only by the dataframe interchange protocol (as a polars DataFrame is)."""
+
+    def __init__(self, frame):
+        self.frame = frame
+
+    def __dataframe__(self, nan_as_null=False, allow_copy=True):
+        return self.frame.__dataframe__(nan_as_null=nan_as_null, allow_copy=allow_copy)
+
+
+@pytest.mark.parametrize("library", ["pyarrow", "interchange"])
+def test_tables_of_other_libraries_are_matched_by_column_name(small_binary_model, library):
+    """A pyarrow Table (or any table with the interchange protocol) keeps its column names: a
+    query with its columns in another order is read by name, as a pandas frame is, not by
+    position, and a missing column is an error."""
+    if library == "pyarrow":
+        pa = pytest.importorskip("pyarrow")
+        to_table = pa.Table.from_pandas
+    else:
+        to_table = _InterchangeOnly
+    task = make_task("arrow", 120, 4, seed=8)
+    frame = pd.DataFrame(task.x, columns=["a", "b", "c", "d"])
+    expected = DENClassifier(model=small_binary_model, preset="fast").fit(frame[:50], task.y[:50]) \
+        .predict_proba(frame[50:])
+    clf = DENClassifier(model=small_binary_model, preset="fast").fit(to_table(frame[:50]), task.y[:50])
+    assert list(clf.feature_names_in_) == ["a", "b", "c", "d"]
+    reordered = frame[50:][["d", "c", "b", "a"]].reset_index(drop=True)
+    np.testing.assert_allclose(clf.predict_proba(to_table(reordered)), expected, atol=1e-6)
+    with pytest.raises(DENInputError, match=r"missing \['b'\], unexpected \[\]; give the support's columns"):
+        clf.predict_proba(to_table(reordered.drop(columns="b")))
+
+
+def test_composed_and_decomposed_accents_are_the_same_names_and_categories(small_binary_model):
+    """"é" typed as e + a combining accent (as macOS writes it) is the support's "é" in a column
+    name and in a category, as it is when the CLI reads a file: not a missing column or an
+    unseen (missing) category."""
+    import unicodedata
+
+    def nfd(text):
+        return unicodedata.normalize("NFD", text)
+
+    task = make_task("accents", 120, 2, seed=9)
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"température": task.x[:, 0], "x": task.x[:, 1],
+                          "ville": rng.choice(["Zürich", "Genève", "Bern"], 120)})
+    clf = DENClassifier(model=small_binary_model, preset="fast").fit(frame[:50], task.y[:50])
+    expected = clf.predict_proba(frame[50:])
+    decomposed = frame[50:].rename(columns={"température": nfd("température")})
+    decomposed["ville"] = decomposed["ville"].map(nfd)
+    assert decomposed.columns[0] != "température" and decomposed["ville"].isin(["Zürich"]).sum() == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no unseen category
+        np.testing.assert_array_equal(clf.predict_proba(decomposed), expected)
+    refitted = DENClassifier(model=small_binary_model, preset="fast").fit(decomposed[:50], task.y[50:100])
+    assert refitted.encoder_.columns[0] == "température"
+    assert "Zürich" in refitted.encoder_.categories["ville"]
+
+
+def test_model_paths_may_start_with_the_home_directory(tmp_path, monkeypatch, small_binary_model):
+    """model="~/den.npz" (and DEN.save to such a path) means the home directory, as pandas reads it."""
+    from den.model.den import DEN
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)  # where a literal "~" directory would appear
+    assert small_binary_model.save("~/den.npz") == tmp_path / "home" / "den.npz"
+    assert DEN.load("~/den.npz").config == small_binary_model.config
+    task = make_task("home", 60, 3, seed=6)
+    assert DENClassifier(model="~/den.npz", preset="fast").fit(task.x, task.y).predict(task.x).shape == (60,)
+    assert not (tmp_path / "~").exists()

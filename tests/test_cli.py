@@ -448,6 +448,7 @@ def test_query_columns_other_than_the_features_are_ignored_and_a_missing_one_is_
     assert main(_predict_args(model, support, lacking, tmp_path / "none.csv")) == 2
     err = capsys.readouterr().err
     assert f"query file {str(lacking)!r} lacks the support's feature column(s) ['b']" in err
+    assert "or leave them out of the fit: --ignore-columns b" in err
     assert not (tmp_path / "none.csv").exists()
 
 
@@ -1292,6 +1293,88 @@ def test_out_may_not_be_the_support_or_the_query_file(tmp_path, model_and_tables
         assert re.search(f"--out '.*' is the {what} file; the predictions would replace it",
                          capsys.readouterr().err)
     assert {path: path.read_bytes() for path in kept} == kept
+
+
+def test_out_may_not_be_a_model_file(tmp_path, model_and_tables, csv_tasks, capsys):
+    """`den predict --out` naming the model it reads (or, without --model, a shipped model), or
+    `den pretrain --out` naming its --model-config file, would replace a model file with
+    predictions or with a new model."""
+    from den.pretrained import SHIPPED_MODELS
+
+    model, support, query = model_and_tables
+    kept = model.read_bytes()
+    unsuffixed = tmp_path / "den-model"
+    unsuffixed.write_bytes(kept)
+    for path in (model, unsuffixed):
+        assert main(_predict_args(path, support, query, path)) == 2
+        assert re.search(f"--out '.*{path.name}' is the model file; the predictions would replace it",
+                         capsys.readouterr().err)
+    assert unsuffixed.read_bytes() == kept
+    shipped = SHIPPED_MODELS[False]
+    args = ["predict", "--support", str(support), "--target", "label", "--query", str(query),
+            "--out", str(shipped)]
+    shipped_bytes = shipped.read_bytes()
+    assert main(args) == 2
+    assert "is the shipped model file; the predictions would replace it" in capsys.readouterr().err
+    assert main(["pretrain", "--tasks", str(csv_tasks), "--out", str(model), "--model-config", str(model),
+                 "--steps", "2", "--quiet"]) == 2
+    assert re.search("--out '.*model.npz' is --model-config file '.*model.npz'; the new model would "
+                     "replace it", capsys.readouterr().err)
+    assert model.read_bytes() == kept and shipped.read_bytes() == shipped_bytes
+
+
+def test_out_names_its_format_and_paths_name_what_they_mean(tmp_path, model_and_tables, monkeypatch, capsys):
+    """An output named .tsv (also compressed) is tab-separated; one named for a format that is not
+    delimited text (.xlsx, .parquet) is refused before any work, and so are an empty --out and
+    '-' (standard input) for an input file. A path beginning with ~ is in the home directory,
+    also after --out= (where the shell leaves it)."""
+    model, support, query = model_and_tables
+    assert main(_predict_args(model, support, query, tmp_path / "plain.csv")) == 0
+    plain = pd.read_csv(tmp_path / "plain.csv")
+    for name in ("pred.tsv", "pred.tsv.gz", "pred.TAB"):
+        assert main(_predict_args(model, support, query, tmp_path / name)) == 0
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / name, sep="\t"), plain)
+    capsys.readouterr()
+    for name, kind in (("pred.xlsx", "an Excel workbook"), ("pred.parquet.gz", "a Parquet file")):
+        assert main(_predict_args(model, support, query, tmp_path / name)) == 2
+        assert f"{name}' asks for {kind}, but den predict writes comma-separated " \
+               f"text: name the output .csv" in capsys.readouterr().err
+        assert not (tmp_path / name).exists()
+    assert main(_predict_args(model, support, query, "")) == 2
+    assert "--out is empty; give the path of a file to write" in capsys.readouterr().err
+    assert main(_predict_args(model, "-", query, tmp_path / "x.csv")) == 2
+    assert "--support '-': den predict reads its tables from files; to read one from a pipe, give " \
+           "--support /dev/stdin" in capsys.readouterr().err
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)  # where a literal "~" directory would appear
+    (home / "support.csv").write_bytes(support.read_bytes())
+    args = _predict_args(model, "~/support.csv", query, "unused")[:-2] + ["--out=~/pred.csv"]
+    assert main(args) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(home / "pred.csv"), plain)
+    assert not (tmp_path / "~").exists()
+
+
+def test_kept_query_columns_named_from_a_pipe(tmp_path, model_and_tables):
+    """--keep-query-columns NAME checks the names on the file's first line before reading it
+    whole; a pipe (/dev/stdin) can be read once, so there the whole read checks them."""
+    import os
+
+    model, support, query = model_and_tables
+    frame = pd.read_csv(query).assign(id=lambda f: [f"{i:04d}" for i in range(len(f))])
+    data = frame.to_csv(index=False).encode()
+    assert len(data) < 60_000  # fits the pipe's buffer, so it is written before it is read
+    read, write = os.pipe()
+    os.write(write, data)
+    os.close(write)
+    try:
+        assert main(_predict_args(model, support, f"/dev/fd/{read}", tmp_path / "pred.csv") +
+                    ["--keep-query-columns", "id"]) == 0
+    finally:
+        os.close(read)
+    written = pd.read_csv(tmp_path / "pred.csv", dtype={"id": str})
+    assert written["id"].tolist() == frame["id"].tolist() and len(written) == len(frame)
 
 
 def test_an_out_name_ending_gz_bz2_xz_or_zip_is_compressed_so(tmp_path, model_and_tables):

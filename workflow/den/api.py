@@ -22,7 +22,7 @@ import scipy.sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import DataConversionWarning, NotFittedError
 
-from den.data.encoding import encode_query
+from den.data.encoding import encode_query, table_column_names
 from den.fitting import VARIANTS, FitSettings, fit_table, load_model
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, FINETUNE_TUPLES_PER_STEP
 
@@ -211,9 +211,9 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
 
 
 def _column_names(X) -> np.ndarray | None:
-    """(d,) object array of a pandas frame's column names where all are strings (what
-    scikit-learn records as ``feature_names_in_``), else None."""
-    columns = getattr(X, "columns", None)
+    """(d,) object array of a table's column names (pandas, pyarrow, polars) where all are
+    strings (what scikit-learn records as ``feature_names_in_``), else None."""
+    columns = table_column_names(X)
     if columns is None or not all(isinstance(c, str) for c in columns):
         return None
     return np.asarray(columns, dtype=object)

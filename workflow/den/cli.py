@@ -17,7 +17,13 @@ from pathlib import Path
 
 from den.errors import DENError, DENInputError, DENInputWarning, DENWarning, name_settings
 from den.logs import on_sigterm
-from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, FINETUNE_TUPLES_PER_STEP, PRESETS
+from den.pretrained import (
+    ADAPT_NETWORK_LEARNING_RATE,
+    ADAPT_NETWORK_STEPS,
+    FINETUNE_TUPLES_PER_STEP,
+    PRESETS,
+    SHIPPED_MODELS,
+)
 
 # A query whose encoded features (float64) take more bytes than this waits for its scoring in an
 # unnamed temporary file (``den.io.SpooledRows``, in $TMPDIR), not in memory beside TensorFlow:
@@ -45,6 +51,13 @@ def _tuples_per_step(text: str) -> int | None:
     if count < 1:
         raise argparse.ArgumentTypeError(f"a whole number of tuples (1 or more) or 'all', got {text!r}")
     return count
+
+
+def _user_path(text: str) -> str:
+    """A path option's value with a leading ``~`` or ``~user`` expanded, as the shell does for a
+    word of its own but not after ``--out=``; pandas expands it on reading, and so must the files
+    written and the checks that come first."""
+    return os.path.expanduser(text)
 
 
 def _add_finetune_options(parser):
@@ -139,12 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "an id) are ignored, and --keep-query-columns copies all of its columns (or "
                     "those it names), as written, to the output. Every support column but the "
                     "target is a feature, except those --ignore-columns names (an id).")
-    p.add_argument("--model", metavar="PATH",
+    p.add_argument("--model", metavar="PATH", type=_user_path,
                    help="pre-trained DEN model file (from `den pretrain`); default: the model "
                         "shipped with the package for --preset (docs/model-card.md)")
-    p.add_argument("--support", required=True, metavar="CSV", help="labelled rows (with the target column)")
+    p.add_argument("--support", required=True, metavar="CSV", type=_user_path,
+                   help="labelled rows (with the target column)")
     p.add_argument("--target", required=True, metavar="COLUMN", help="name of the label column in --support")
-    p.add_argument("--query", required=True, metavar="CSV",
+    p.add_argument("--query", required=True, metavar="CSV", type=_user_path,
                    help="rows to predict; by default their feature values (no labels) also "
                         "set each feature's keypoint span with the support rows', as in the "
                         "benchmark (DENClassifier.fit's X_unlabeled), so a row's probabilities "
@@ -155,10 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "what the benchmark and docs/model-card.md measured) or support (the "
                         "support rows alone: each query row is scored on its own, the same "
                         "in any file, as when the query is split into parts)")
-    p.add_argument("--out", required=True, metavar="CSV",
+    p.add_argument("--out", required=True, metavar="CSV", type=_user_path,
                    help="output: one row per query row with 'prediction' and 'proba_<class>' "
-                        "columns, written atomically (nothing is written on error); a name ending "
-                        ".gz, .bz2, .xz or .zip is compressed so; '-' writes to standard output")
+                        "columns, written atomically (nothing is written on error); comma-"
+                        "separated, tab-separated for a name ending .tsv; a name ending .gz, "
+                        ".bz2, .xz or .zip is compressed so; '-' writes to standard output")
     p.add_argument("--ignore-columns", nargs="+", metavar="COLUMN", default=[],
                    help="support columns that are not features (an id, a row number, a date of "
                         "entry): DEN leaves them out, and the query need not have them (default: "
@@ -182,13 +197,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "each a classification task with its own number of features (read as `den "
                     "predict` reads its files). Progress goes to stderr; a checkpoint directory "
                     "lets a stopped run resume where it stopped.")
-    p.add_argument("--tasks", required=True, metavar="DIR",
+    p.add_argument("--tasks", required=True, metavar="DIR", type=_user_path,
                    help="directory of CSV files (.csv, .csv.gz), one task each; other entries are "
                         "left out, with a line that names them")
     p.add_argument("--target", default="target", metavar="COLUMN",
                    help="label column, the same name in every file (default: target)")
-    p.add_argument("--out", required=True, metavar="PATH", help="model file to write (.npz)")
-    p.add_argument("--checkpoint-dir", metavar="DIR",
+    p.add_argument("--out", required=True, metavar="PATH", type=_user_path, help="model file to write (.npz)")
+    p.add_argument("--checkpoint-dir", metavar="DIR", type=_user_path,
                    help="checkpoints for resuming (default: OUT.checkpoint, removed after success); "
                         "a new or empty directory, or one of an earlier run's: one holding other "
                         "files is refused; "
@@ -208,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--head", choices=["binary", "multiclass"],
                    help="classifier head (default: binary if every task has 2 classes or cuts are "
                         "asked for, else multiclass)")
-    g.add_argument("--model-config", metavar="FILE",
+    g.add_argument("--model-config", metavar="FILE", type=_user_path,
                    help="the architecture of a model file (.npz, e.g. the shipped one: `den info` "
                         "prints it) or of a JSON file of its keys (den.model.config.ModelConfig, as "
                         "`den info` prints them under \"config\"); the options below that are given "
@@ -246,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("info", help="show a saved model's settings",
                        description="Print a saved model's hyperparameters and metadata as JSON.")
-    p.add_argument("model", metavar="PATH", nargs="?",
+    p.add_argument("model", metavar="PATH", nargs="?", type=_user_path,
                    help="model file (default: the model shipped with the package that --preset uses)")
     p.add_argument("--preset", choices=list(PRESETS), default=None,
                    help="without PATH: the shipped model of this preset ('paper': with the PLFs it "
@@ -313,6 +328,34 @@ def _compression(path: str) -> dict | None:
         return {"method": method}
     member = Path(Path(path).stem)
     return {"method": method, "archive_name": str(member if member.suffix else member.with_suffix(".csv"))}
+
+
+# Output endings of formats other than delimited text: `den predict` writes CSV (or TSV) only.
+_NOT_TEXT = {".xlsx": "an Excel workbook", ".xlsm": "an Excel workbook", ".xls": "an Excel workbook",
+             ".ods": "an OpenDocument spreadsheet", ".parquet": "a Parquet file",
+             ".feather": "a Feather file", ".arrow": "an Arrow file", ".json": "JSON",
+             ".jsonl": "JSON lines", ".pkl": "a pickle", ".pickle": "a pickle", ".npz": "a NumPy archive",
+             ".npy": "a NumPy array", ".h5": "an HDF5 file", ".hdf5": "an HDF5 file"}
+_TAB_SEPARATED = (".tsv", ".tab")
+
+
+def _output_separator(path: str) -> str:
+    """The column separator of the output ``path`` by its name: a tab for .tsv and .tab (also
+    compressed: preds.tsv.gz), else a comma.
+
+    Raises:
+        DENInputError: the name asks for a format that is not delimited text (preds.xlsx).
+    """
+    name = Path(path)
+    if name.suffix.lower() in _COMPRESSION:
+        name = Path(name.stem)
+    suffix = name.suffix.lower()
+    if suffix in _NOT_TEXT:
+        raise DENInputError(f"--out {path!r} asks for {_NOT_TEXT[suffix]}, but den predict writes "
+                            f"comma-separated text: name the output .csv (or .tsv for tabs; "
+                            f".gz, .bz2, .xz or .zip to compress it), and open that file in the "
+                            f"program that wants {suffix}")
+    return "\t" if suffix in _TAB_SEPARATED else ","
 
 
 def _same_file(path: str, other: str) -> bool:
@@ -384,13 +427,20 @@ def _predict(args) -> None:
         raise DENInputError(f"--seed must be a non-negative integer, got {args.seed} (e.g. --seed 0)")
     if args.min_support_rows < 1:
         raise DENInputError(f"--min-support-rows must be an integer >= 1, got {args.min_support_rows}")
+    for option, path in (("--support", args.support), ("--query", args.query)):
+        if path == "-":
+            raise DENInputError(f"{option} '-': den predict reads its tables from files; to read "
+                                f"one from a pipe, give {option} /dev/stdin")
     to_stdout = args.out == "-"
     if not to_stdout:
         check_output_path(args.out, "--out")
-        for what, path in (("support", args.support), ("query", args.query)):
+        models = (("model", args.model),) if args.model else \
+            tuple(("shipped model", path) for path in SHIPPED_MODELS.values())
+        for what, path in (("support", args.support), ("query", args.query), *models):
             if _same_file(args.out, path):
                 raise DENInputError(f"--out {args.out!r} is the {what} file; the predictions would "
                                     f"replace it: write them to another file")
+    separator = "," if to_stdout else _output_separator(args.out)
     # Both files are read before TensorFlow is imported: reading a large query file peaks at a few
     # times its size, which then does not add to TensorFlow's few hundred MB (and a file that
     # cannot be read is named at once).
@@ -407,7 +457,9 @@ def _predict(args) -> None:
     # the support's number formats; columns copied to the output as the file writes them (an id 007)
     keep = args.keep_query_columns  # None: no column; []: every column; else those named
     if keep:
-        _check_kept_columns(keep, read_table_head(args.query, "query"), args.query)
+        _check_named_once(keep, "--keep-query-columns")
+        if os.path.isfile(args.query):  # a pipe (/dev/stdin) is read once: read_table checks it then
+            _check_kept_columns(keep, read_table_head(args.query, "query"), args.query)
     query = read_table(args.query, "query", like=support, written=True if keep == [] else keep or False)
     query_written = None
     if keep is not None:
@@ -416,7 +468,9 @@ def _predict(args) -> None:
     if missing:
         raise DENInputError(f"query file {args.query!r} lacks the support's feature column(s) "
                             f"{[str(c) for c in missing]}{meant_columns(missing, query.columns)}; "
-                            f"its columns are {[str(c) for c in query.columns]}")
+                            f"its columns are {[str(c) for c in query.columns]}. Add the column(s) "
+                            f"to the query (an empty cell is a missing value), or leave them out of "
+                            f"the fit: --ignore-columns {' '.join(shlex.quote(str(c)) for c in missing)}")
     query_features = query[list(features.columns)]  # others (the target, an id) are not features
     query_name = f"query file {args.query!r}"
     del query
@@ -460,11 +514,11 @@ def _predict(args) -> None:
         out = pd.concat([query_written.reset_index(drop=True), out], axis=1)
     if to_stdout:
         out.to_csv(sys.stdout, index=False)
-    else:
+    else:  # CSV, or TSV by the name (_output_separator)
         compression = _compression(args.out)
         try:
             with atomic_write(args.out, "w" if compression is None else "wb") as handle:
-                out.to_csv(handle, index=False, compression=compression)
+                out.to_csv(handle, index=False, sep=separator, compression=compression)
         except OSError as err:  # e.g. a full disk or a file-size limit
             raise _write_error("--out", args.out, err) from None
     print(f"wrote {len(out)} predictions to {'standard output' if to_stdout else args.out}",
@@ -543,6 +597,11 @@ def _pretrain(args) -> None:
     if clobbered:
         raise DENInputError(f"--out {args.out!r} is the task file {clobbered[0]!r}; the model would "
                             f"replace it: write the model to another file (e.g. model.npz)")
+    for what, path in (("--model-config", args.model_config),
+                       *(("the shipped model", p) for p in SHIPPED_MODELS.values())):
+        if path and _same_file(args.out, path):
+            raise DENInputError(f"--out {args.out!r} is {what} file {str(path)!r}; the new model would "
+                                f"replace it: write the model to another file (e.g. model.npz)")
     tasks = [task_from_frame(read_table(f, "task", target=args.target), args.target, name,
                              f"task file {str(f)!r}")
              for name, f in files.items()]

@@ -152,7 +152,7 @@ def load_model(model: str | os.PathLike | DEN) -> DEN:
     if not str(model).strip():  # Path("") is ".", the working directory
         raise DENModelError("the DEN model path is empty; give the .npz file written by `den pretrain` "
                             "(or DEN.save), or leave the model out for the shipped one")
-    path = Path(model)
+    path = Path(model).expanduser()  # "~/models/den.npz"
     if path.is_dir():
         raise DENModelError(f"DEN model {str(path)!r} is a directory, not a model file; give the "
                             f".npz file written by `den pretrain` (or DEN.save)")

@@ -88,6 +88,9 @@ def check_output_path(path: str | os.PathLike, what: str, directory: bool = Fals
     """
     from den.errors import DENInputError
 
+    if not os.fspath(path).strip():  # Path("") is ".", the working directory
+        raise DENInputError(f"{what} is empty; give the path of a "
+                            f"{'directory' if directory else 'file'} to write")
     path = Path(path)
     if not directory and _is_special(path):  # written in place (atomic_write)
         if not os.access(path, os.W_OK):

@@ -100,12 +100,39 @@ def _unhashable(series: pd.Series) -> list:
     return bad
 
 
+def as_pandas(x):
+    """``x`` as a pandas DataFrame where it is a table of named columns from another library (a
+    pyarrow Table, a polars DataFrame: anything with ``to_pandas`` or the dataframe interchange
+    protocol's ``__dataframe__``), so that its columns are matched by name as a pandas frame's
+    are; anything else (pandas, numpy, lists) as it is."""
+    if isinstance(x, (pd.DataFrame, pd.Series, np.ndarray)):
+        return x
+    if callable(getattr(x, "to_pandas", None)) and hasattr(x, "__dataframe__"):
+        return x.to_pandas()
+    if hasattr(x, "__dataframe__"):
+        return pd.api.interchange.from_dataframe(x)
+    return x
+
+
+def table_column_names(x) -> list | None:
+    """The column names of a table (pandas, or a library with the dataframe interchange
+    protocol, without converting it), else None (an array)."""
+    if isinstance(x, pd.DataFrame):
+        return list(x.columns)
+    if not isinstance(x, (pd.Series, np.ndarray)) and hasattr(x, "__dataframe__"):
+        return list(x.__dataframe__().column_names())
+    return None
+
+
 def _as_frame(x, what: str) -> pd.DataFrame:
     import scipy.sparse
 
     if scipy.sparse.issparse(x):
         raise DENInputError(f"{what} is a scipy.sparse {type(x).__name__}; DEN needs dense input: "
-                            f"pass x.toarray() (or a pandas DataFrame)")
+                            f"pass x.toarray() (or a pandas DataFrame); in a Pipeline, have the step "
+                            f"before DEN return dense arrays (OneHotEncoder(sparse_output=False), "
+                            f"ColumnTransformer(..., sparse_threshold=0))")
+    x = as_pandas(x)
     if isinstance(x, (pd.DataFrame, pd.Series)):
         return _plain_columns(x.to_frame() if isinstance(x, pd.Series) else x)
     if isinstance(x, dict) or (isinstance(x, (list, tuple)) and x and all(isinstance(r, dict) for r in x)):
@@ -298,12 +325,13 @@ class TabularEncoder:
         self._from_array = False
 
     def fit(self, x, what: str = "support features") -> TabularEncoder:
+        x = as_pandas(x)
         frame = _as_frame(x, what)
         self._from_array = not isinstance(x, (pd.DataFrame, pd.Series))
         if frame.shape[1] == 0:
             raise DENInputError(f"{what} has no feature columns: 0 feature(s) (shape={frame.shape}) "
                                 f"while a minimum of 1 is required; give at least one feature column")
-        self.columns = [str(c) for c in frame.columns]
+        self.columns = [_nfc(str(c)) for c in frame.columns]
         _check_unique(self.columns, what)
         self.categories, self.temporal, self.empty, self.stray_text = {}, {}, set(), {}
         self.warned = set()
@@ -341,7 +369,7 @@ class TabularEncoder:
                               f"write them as '?'", DENInputWarning, stacklevel=3)
                 continue
             try:
-                values = series.dropna().unique().tolist()
+                values = list(dict.fromkeys(_nfc(v) for v in series.dropna().unique().tolist()))
             except TypeError as err:
                 bad = _unhashable(series)
                 if not bad:
@@ -373,15 +401,18 @@ class TabularEncoder:
             raise DENInputError(f"{what} is a pandas Series whose index is the {len(self.columns)} "
                                 f"feature names: one row (frame.iloc[0]); give it as a one-row "
                                 f"DataFrame, frame.iloc[[0]] (or series.to_frame().T)")
+        x = as_pandas(x)
         frame = _as_frame(x, what)
-        given = [str(c) for c in frame.columns]
+        given = [_nfc(str(c)) for c in frame.columns]
         _check_unique(given, what)
         if isinstance(x, pd.DataFrame) and not self._from_array:
             missing = [c for c in self.columns if c not in given]
             extra = [c for c in given if c not in self.columns]
             if missing or extra:
                 raise DENInputError(f"{what} columns differ from the support set's: missing "
-                                    f"{missing}, unexpected {extra}")
+                                    f"{missing}, unexpected {extra}; give the support's columns, "
+                                    f"in any order (X[columns] leaves others out; a column of NaN, "
+                                    f"missing values, stands for one you do not have)")
             if given != self.columns:  # a copy of a large query only where its order differs
                 frame = frame[[frame.columns[given.index(c)] for c in self.columns]]
         elif frame.shape[1] != len(self.columns):
@@ -402,7 +433,7 @@ class TabularEncoder:
                 lookup = {v: float(i) for i, v in enumerate(self.categories[name])}
                 texts = _text_lookup(self.categories[name])
                 values = series.map(lambda v, lookup=lookup, texts=texts, name=name:
-                                    _category_code(v, lookup, texts, what, name))
+                                    _category_code(_nfc(v), lookup, texts, what, name))
                 out[:, j] = values.to_numpy(dtype=np.float64)
                 _warn_unseen(series, out[:, j], self.categories[name], what, name, warned)
             else:
@@ -586,6 +617,17 @@ def _text_lookup(categories: list) -> tuple[dict[str, float], dict[str, float]]:
         counts = collections.Counter(texts)
         lookups.append({t: float(i) for i, t in enumerate(texts) if counts[t] == 1})
     return lookups[0], lookups[1]
+
+
+def _nfc(v):
+    """A text in Unicode's composed form (NFC), as ``read_table`` reads a file: "café" typed
+    with a combining accent (as macOS writes it) is the same name or category as "café";
+    anything else as it is."""
+    if isinstance(v, str) and not v.isascii():
+        import unicodedata
+
+        return unicodedata.normalize("NFC", v)
+    return v
 
 
 def _isna(v) -> bool:

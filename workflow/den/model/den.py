@@ -393,9 +393,10 @@ class DEN:
         arrays[_VERSION_KEY] = np.array(_den_version())
         arrays[_CONFIG_KEY] = np.array(json.dumps(self.config.to_dict()))
         arrays[_META_KEY] = np.array(json.dumps(self.metadata))
+        path = Path(path).expanduser()
         with atomic_write(path) as handle:
             np.savez(handle, **arrays)
-        return Path(path)
+        return path
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> DEN:
@@ -404,7 +405,7 @@ class DEN:
         Raises:
             DENModelError: the path does not exist or is not a DEN model file.
         """
-        path = Path(path)
+        path = Path(path).expanduser()
         hint = "pre-train one with `python -m den pretrain` or check the path"
         if not path.is_file():
             raise DENModelError(f"DEN model {str(path)!r} does not exist; {hint}")
