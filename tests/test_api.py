@@ -1006,8 +1006,9 @@ def test_labels_that_differ_only_in_case_or_spaces_are_warned_about():
 def test_a_support_set_too_large_for_the_memory_is_refused_before_the_fit():
     """Tuple relevance compares every pair of support rows: 5,000 rows of 10 features would
     need about 128 GB. With 24 GB free the fit is refused up front, naming a sample size that
-    fits in half of them; 1,500 rows (11.5 GB) fit with a warning; 1,000 rows (5 GB) say nothing,
-    unless the memory is smaller."""
+    fits in half of them, for a frame, an array and a CSV file; 1,500 rows (11.5 GB) and 257
+    fit with a warning of what they cost, unless the memory is smaller; 256 rows (twice
+    pre-training's largest support set) say nothing."""
     import warnings
 
     from den.errors import DENInputWarning
@@ -1022,11 +1023,18 @@ def test_a_support_set_too_large_for_the_memory_is_refused_before_the_fit():
     with pytest.raises(DENInputError, match=r"a support set of 5000 rows and 10 features needs about "
                                             r"1\d\d.\d GB .*when the model first predicts\), and 24.0 GB "
                                             r"are free, of which DEN uses at most 80% .*: fit on a sample of "
-                                            r"at most 15\d\d rows \(e.g. X.sample\(15\d\d, random_state=0\)"):
+                                            r"at most 15\d\d rows \(a pandas frame: X.sample\(15\d\d, "
+                                            r"random_state=0\) and y at the same rows; an array: rows = "
+                                            r"np.random.default_rng\(0\).choice\(len\(X\), 15\d\d, "
+                                            r"replace=False\), then X\[rows\] and y\[rows\]; den predict: "
+                                            r"a support file of 15\d\d of its rows\)"):
         check_support_size(den, 5000, 10, available=24e9)
     with pytest.warns(DENInputWarning, match=r"a support set of 1500 rows: .* the model's first prediction "
-                                             r"takes about 1\d.\d GB"):
+                                             r"takes about 1\d.\d GB, .*preset 'fast' does not adapt.*; "
+                                             r"DEN was pre-trained on support sets of 25-128 rows"):
         check_support_size(den, 1500, 10, available=24e9)
+    with pytest.warns(DENInputWarning, match=r"a support set of 257 rows: .* takes about 0.3 GB"):
+        check_support_size(den, 257, 10, available=24e9)
     with pytest.raises(DENInputError, match=r"support set of 1000 rows and 10 features needs about 5.\d GB"):
         check_support_size(den, 1000, 10, available=1e9)  # a small machine (or a cgroup's cap)
     with pytest.raises(DENInputError, match=r"needs about 5.\d GB .* and 6.0 GB are free"):
@@ -1035,7 +1043,7 @@ def test_a_support_set_too_large_for_the_memory_is_refused_before_the_fit():
         check_support_size(den, 1000, 10, available=-1e6)  # a control group over its cap
     with warnings.catch_warnings():
         warnings.simplefilter("error", DENInputWarning)
-        check_support_size(den, 1000, 10, available=24e9)
+        check_support_size(den, 256, 10, available=24e9)
         check_support_size(DEN(ModelConfig(**SMALL)), 5000, 10, available=1e9)  # no pairs of rows
 
 
@@ -1147,3 +1155,28 @@ def test_model_paths_may_start_with_the_home_directory(tmp_path, monkeypatch, sm
     task = make_task("home", 60, 3, seed=6)
     assert DENClassifier(model="~/den.npz", preset="fast").fit(task.x, task.y).predict(task.x).shape == (60,)
     assert not (tmp_path / "~").exists()
+
+
+def test_a_text_column_of_another_value_in_every_row_is_named_at_fit(small_binary_model):
+    """An id or free-text column (another text in each of 50 support rows) is named when the
+    model is fitted, with the way to leave it out; long texts are cut in messages, and what a
+    query's unseen texts were is not kept in the encoder (a million sentences)."""
+    task = make_task("ids", 150, 2, seed=4)
+    sentence = "the customer called twice about a late delivery and asked for a refund"
+    frame = pd.DataFrame({"a": task.x[:, 0], "b": task.x[:, 1],
+                          "note": [f"call {i:03d}: {sentence}" for i in range(150)]})
+    with pytest.warns(DENInputWarning, match=r"column 'note': each of its 50 values is another text "
+                                             r"\('call 000: the customer called twice abou\.\.\.', .*\): an "
+                                             r"identifier or free text\? .*--ignore-columns note"):
+        clf = DENClassifier(model=small_binary_model, preset="fast").fit(frame[:50], task.y[:50])
+    with pytest.warns(DENInputWarning, match=r"column 'note': 100 of 100 values are categories the "
+                                             r"support set did not have \('call 050: the customer "
+                                             r"called twice abou\.\.\.'"):
+        clf.predict_proba(frame[50:])
+    assert all(len(str(key)) < 200 for key in clf.encoder_.warned)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DENInputWarning)
+        few = frame[:15].assign(note=[f"n{i}" for i in range(15)])  # too few rows to tell
+        DENClassifier(model=small_binary_model, preset="fast", min_support_rows=10).fit(few, task.y[:15])
+        repeated = frame[:50].assign(note=["x", "y"] * 25)
+        DENClassifier(model=small_binary_model, preset="fast").fit(repeated, task.y[:50])

@@ -46,8 +46,9 @@ VARIANTS = ("den", "no_finetune", "adapt")
 # (about six float32 (m, m, U) tensors: 5.2 GB for 1,000 rows of 10 features, 21.7 GB for 2,000).
 RELEVANCE_PAIR_BYTES = 24
 # Support rows above which a fit warns that it was not what DEN is for (pre-training drew
-# support sets of 25-128 rows) and that its cost grows with the square of the rows.
-LARGE_SUPPORT_ROWS = 1000
+# support sets of 25-128 rows: this is twice the largest) and that its cost grows with the square
+# of the rows (the default preset's fit, 2 cores: 0.5 s at 50 rows, 15 s at 500, 50 s at 1,000).
+LARGE_SUPPORT_ROWS = 256
 # The share of the free memory a support set's pairwise kernels may take: the rest is for
 # TensorFlow's working memory and the process itself (measured: the first prediction of 1,500
 # rows of 10 features peaked 0.8 GB above RELEVANCE_PAIR_BYTES' 11.5 GB).
@@ -355,8 +356,9 @@ def check_support_size(den: DEN, n_rows: int, n_features: int, available: float 
     of support rows, per feature multiset) would need more than ``USABLE_MEMORY_SHARE`` of
     ``available`` bytes (default: what this process may still take, ``_available_memory``),
     naming a sample size that fits in half of it; warn above ``LARGE_SUPPORT_ROWS`` rows. The
-    memory is taken where the whole support set is embedded: by the first prediction (and by
-    a fine-tuning or adaptation step on halves of it, a quarter as much).
+    memory is taken where the whole support set is embedded: by the first prediction, which a
+    fit that fine-tunes or adapts makes itself (it checks that it does not predict one class
+    for every row), and by a fine-tuning or adaptation step on halves of it, a quarter as much.
 
     Raises:
         DENInputError: the support set is too large for this machine.
@@ -375,13 +377,18 @@ def check_support_size(den: DEN, n_rows: int, n_features: int, available: float 
                             f"{need / 1e9:.1f} GB for DEN's tuple relevance (it compares every pair "
                             f"of support rows, when the model first predicts), and {available / 1e9:.1f} "
                             f"GB are free, of which DEN uses at most {USABLE_MEMORY_SHARE:.0%} (the rest is "
-                            f"TensorFlow's working memory): fit on a sample of at most {fit} rows (e.g. "
-                            f"X.sample({fit}, random_state=0) and the same rows of y); {advice}")
+                            f"TensorFlow's working memory): fit on a sample of at most {fit} rows (a "
+                            f"pandas frame: X.sample({fit}, random_state=0) and y at the same rows; an "
+                            f"array: rows = np.random.default_rng(0).choice(len(X), {fit}, replace=False), "
+                            f"then X[rows] and y[rows]; den predict: a support file of {fit} of its "
+                            f"rows); {advice}")
     if n_rows > LARGE_SUPPORT_ROWS:
         warnings.warn(f"a support set of {n_rows} rows: DEN's tuple relevance compares every pair "
                       f"of support rows, so the model's first prediction takes about {need / 1e9:.1f} "
-                      f"GB, and the fit and each prediction time that grows with the square of the "
-                      f"rows; {advice}", DENInputWarning, stacklevel=3)
+                      f"GB, and the fit and each prediction take time that grows with the square "
+                      f"of the rows (the default preset's fit on 2 cores: 0.5 s at 50 rows, about "
+                      f"15 s at 500 and 50 s at 1,000; preset 'fast' does not adapt, so its fit is "
+                      f"instant); {advice}", DENInputWarning, stacklevel=3)
 
 
 def _available_memory(root: Path = Path("/sys/fs/cgroup"),

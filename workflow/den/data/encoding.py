@@ -29,6 +29,7 @@ from __future__ import annotations
 import codecs
 import datetime
 import re
+import shlex
 import warnings
 
 import numpy as np
@@ -61,6 +62,11 @@ NUMERIC_SHARE = 0.9
 # A query column warns where at least this share of its values are categories the support set
 # did not hold (each of them missing).
 UNSEEN_WARNING_SHARE = 0.1
+# A text column with another value in each of at least this many support rows is named at fit
+# as a likely identifier or free text (read as that many categories, which says nothing).
+IDENTIFIER_MIN_ROWS = 20
+# Messages cut a listed text after this many characters (a sentence, a paragraph of free text).
+LISTED_CHARACTERS = 40
 
 # A number written as a bound: "<0.5", "> 100", "<=3", "≥ 2" (a detection limit) or "3+" (a count).
 _BOUND = re.compile(r"(?:<=?|>=?|≤|≥)\s*([-+]?[\d.]+(?:[eE][-+]?\d+)?)|([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s*\+")
@@ -385,6 +391,14 @@ class TabularEncoder:
                               f"their order; to use the numbers, write them plain (3816, not 3,816 or "
                               f"$3,816; 10, not 10%)",
                               DENInputWarning, stacklevel=3)
+            elif len(values) == len(given) >= IDENTIFIER_MIN_ROWS and all(isinstance(v, str) for v in values):
+                warnings.warn(f"{what} column {name!r}: each of its {len(values)} values is another "
+                              f"text ({_listed(values)}): an identifier or free text? It is read as "
+                              f"{len(values)} categories in alphabetical order, and a query's other "
+                              f"texts as missing; if it says nothing of the class, leave it out (den "
+                              f"predict --ignore-columns {shlex.quote(name)}; with DENClassifier, drop the "
+                              f"column)",
+                              DENInputWarning, stacklevel=3)
         return self
 
     def transform(self, x, what: str = "query features") -> np.ndarray:
@@ -495,8 +509,13 @@ def encode_query(encoder: TabularEncoder, X, estimator: str = "DENClassifier",
 
 
 def _listed(values: list) -> str:
-    """The first three of ``values`` as a message lists them: 'a', 'b', 'c', ..."""
-    return ", ".join(repr(v) for v in values[:3]) + (", ..." if len(values) > 3 else "")
+    """The first three of ``values`` as a message lists them: 'a', 'b', 'c', ...; a text longer
+    than ``LISTED_CHARACTERS`` cut there ('a sentence th...')."""
+    def shown(v) -> str:
+        return repr(v[:LISTED_CHARACTERS] + "...") if isinstance(v, str) and len(v) > LISTED_CHARACTERS \
+            else repr(v)
+
+    return ", ".join(shown(v) for v in values[:3]) + (", ..." if len(values) > 3 else "")
 
 
 def _warn_missing(series: pd.Series, lost: np.ndarray, given: np.ndarray, what: str, name: str,
@@ -509,8 +528,8 @@ def _warn_missing(series: pd.Series, lost: np.ndarray, given: np.ndarray, what: 
     if not lost.any() or lost.sum() < UNSEEN_WARNING_SHARE * given.sum():
         return
     values = list(dict.fromkeys(str(v) for v in series[lost]))
-    if warned is not None:
-        key = (name, kind, frozenset(values))
+    if warned is not None:  # a hash, not the values: a million free texts are not kept
+        key = (name, kind, hash(frozenset(values)))
         if key in warned:
             return
         warned.add(key)
