@@ -185,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-rows", type=int, metavar="N",
                    help="query rows the network scores at once, which bounds its working memory "
                         "(default: chosen from the number of features); the query file itself is "
-                        "read whole and encoded before TensorFlow loads, and encoded rows over 64 MB "
+                        "read whole and encoded before TensorFlow loads, and encoded rows over 64 MiB "
                         "(8 bytes a feature) wait for their scoring in a temporary file in $TMPDIR")
     p.add_argument("--min-support-rows", type=int, default=10, metavar="N",
                    help="refuse support sets with fewer labelled rows (default: 10)")
