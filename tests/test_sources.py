@@ -54,6 +54,11 @@ def test_csv_errors_name_dataset_and_file(tmp_path):
         load_tabular("x", {"source": "csv", "path": str(tmp_path / "t.csv")})
     with pytest.raises(DENDataError, match="source must be one of"):
         load_tabular("x", {"source": "ftp"})
+    (tmp_path / "one.csv").write_text("a,b,target\n1,2,yes\n3,5,yes\n4,1,yes\n")
+    with pytest.raises(DENDataError, match=r"dataset 'x' \(file '.*one.csv'\) has a single class in its "
+                                           r"labels; .*leave it out of the config \(a file of "
+                                           r"dataset_directories: its exclude list\)"):
+        load_tabular("x", {"source": "csv", "path": str(tmp_path / "one.csv")})
 
 
 def test_sklearn_and_synthetic_sources():

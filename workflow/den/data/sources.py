@@ -321,4 +321,9 @@ def load_tabular(name: str, spec: dict, cache_dir: str | os.PathLike = "resource
         task = _puzzles(name, spec, Path(cache_dir))
     else:
         raise DENDataError(f"dataset {name!r}: source must be one of {TABULAR_SOURCES}, got {source!r}")
+    if len(np.unique(task.y)) < 2:  # else every job that reads it fails, each its own way
+        where = f" (file {str(spec['path'])!r})" if spec.get("path") else ""
+        raise DENDataError(f"dataset {name!r}{where} has a single class in its labels; a classification "
+                           f"task needs two or more: leave it out of the config (a file of "
+                           f"dataset_directories: its exclude list) or fix its target column")
     return drop_constant_columns(task)
