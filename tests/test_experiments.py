@@ -456,6 +456,31 @@ def test_support_sizes_beyond_a_declared_dataset_and_empty_zoo_lists_are_config_
         experiments(zoo)
 
 
+def test_a_small_csv_file_of_more_classes_among_a_binary_heads_pretraining_sets_stops_the_dry_run(
+        tmp_path, monkeypatch):
+    """A csv file (e.g. of a dataset directory) is read at planning where a binary head would
+    pre-train on it: three classes there are a config error, as for a declared multiclass set,
+    not a failed pre-training job for each held-out set; a file over the size limit is left to
+    its job."""
+    import den.workflow_config as wc
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(60, 2)), columns=["a", "b"]).assign(target=rng.integers(0, 3, 60))
+    frame.to_csv(tmp_path / "three.csv", index=False)
+    config = {"datasets": {"g": {"source": "synthetic", "rows": 300},
+                           "c": {"source": "csv", "path": str(tmp_path / "three.csv")}},
+              "methods": {"den": {"kind": "den"}},
+              "experiments": {"t": {"datasets": ["g"], "methods": ["den"], "pretrain_on": ["c"]}}}
+    with pytest.raises(ConfigError, match="experiments.t: DEN's binary head would pre-train on 'c', which "
+                                          "has 3 classes"):
+        experiments(config)
+    monkeypatch.setattr(wc, "CLASS_COUNT_MAX_BYTES", 100)  # a large file: its job reads it
+    assert experiments(config)["t"]["pretrain_on"] == ["c"]
+    monkeypatch.undo()
+    frame.assign(target=frame["target"] % 2).to_csv(tmp_path / "three.csv", index=False)  # now two
+    assert experiments(config)["t"]["pretrain_on"] == ["c"]
+
+
 def test_config_cross_references_are_checked():
     config = {"datasets": {"a": {"source": "sklearn"}}, "methods": {"den": {"kind": "den"}},
               "experiments": {"t": {"datasets": ["a", "b"], "methods": ["den"]}}}

@@ -21,8 +21,10 @@ import dataclasses
 import fnmatch
 import hashlib
 import itertools
+import json
 import os
 import re
+import warnings
 
 from den.experiments import (
     DEFAULT_KEYPOINTS_FROM,
@@ -484,9 +486,16 @@ def _check_same_files(name: str, full: dict, config: dict) -> None:
                               f"{held_out!r}'s labels: leave one of them out")
 
 
+# A csv dataset up to this size is read at planning where its number of classes matters (a
+# binary head's pre-training sets), as its job would read it; a larger one is left to its job.
+CLASS_COUNT_MAX_BYTES = 20 << 20
+
+
 def declared_classes(config: dict, dataset: str) -> int | None:
-    """The number of classes a dataset's config entry fixes (a synthetic set's ``classes``,
-    default 2; a bundled scikit-learn set's own), or None where only its data tells."""
+    """The number of classes of a dataset known at planning: what its config entry fixes (a
+    synthetic set's ``classes``, default 2; a bundled scikit-learn set's own), or what a csv
+    file of at most ``CLASS_COUNT_MAX_BYTES`` holds (read as its job reads it); None where only
+    its job can tell (a download, a larger file, one that does not read: its job says why)."""
     spec = (config.get("datasets") or {}).get(dataset)
     if not spec:
         return None
@@ -496,7 +505,29 @@ def declared_classes(config: dict, dataset: str) -> int | None:
         from den.data.sources import SKLEARN_CLASSES
 
         return SKLEARN_CLASSES.get(spec.get("name", dataset))
+    if spec.get("source") == "csv" and spec.get("path"):
+        spec = dataset_spec(config, dataset)
+        try:
+            stat = os.stat(spec["path"])
+        except OSError:
+            return None
+        if stat.st_size > CLASS_COUNT_MAX_BYTES:
+            return None
+        key = (dataset, json.dumps(spec, sort_keys=True, default=str), stat.st_size, stat.st_mtime_ns)
+        if key not in _CSV_CLASSES:  # each held-out set of each experiment asks again
+            from den.data.sources import load_tabular
+
+            try:
+                with warnings.catch_warnings():  # its job says what it warns of
+                    warnings.simplefilter("ignore")
+                    _CSV_CLASSES[key] = load_tabular(dataset, spec).n_classes
+            except Exception:  # a file that does not read: its job says why, in its log
+                _CSV_CLASSES[key] = None
+        return _CSV_CLASSES[key]
     return None
+
+
+_CSV_CLASSES: dict[tuple, int | None] = {}  # declared_classes of csv files read at planning
 
 
 def _check_binary_pretraining(name: str, full: dict, config: dict) -> None:
