@@ -22,7 +22,7 @@ import scipy.sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import DataConversionWarning, NotFittedError
 
-from den.data.encoding import encode_query, table_column_names
+from den.data.encoding import as_pandas, encode_query
 from den.fitting import VARIANTS, FitSettings, fit_table, load_model
 from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS, FINETUNE_TUPLES_PER_STEP
 
@@ -145,6 +145,7 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
             warnings.warn("A column-vector y was passed when a 1d array was expected: its column "
                           "is taken as the labels; pass y.ravel() (a Series) to avoid this warning",
                           DataConversionWarning, stacklevel=2)
+        X = as_pandas(X)  # a pyarrow or polars table: its column names as pandas reads them
         table = fit_table(FitSettings(**self.get_params(deep=False)), X, y, X_unlabeled)
         fitted = table.fitted
         self.fitted_ = fitted
@@ -176,6 +177,7 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
     def _encode_query(self, X) -> np.ndarray:
         """The query rows as the fitted encoder's features (NotFittedError before ``fit``)."""
         self._check_fitted()
+        X = as_pandas(X)  # once, for the names and the encoder
         name, named = type(self).__name__, _column_names(X) is not None
         if hasattr(self, "feature_names_in_") and not named:
             warnings.warn(f"X does not have valid feature names, but {name} was fitted with "
@@ -211,9 +213,9 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
 
 
 def _column_names(X) -> np.ndarray | None:
-    """(d,) object array of a table's column names (pandas, pyarrow, polars) where all are
-    strings (what scikit-learn records as ``feature_names_in_``), else None."""
-    columns = table_column_names(X)
+    """(d,) object array of a pandas frame's column names where all are strings (what
+    scikit-learn records as ``feature_names_in_``), else None."""
+    columns = getattr(X, "columns", None)
     if columns is None or not all(isinstance(c, str) for c in columns):
         return None
     return np.asarray(columns, dtype=object)

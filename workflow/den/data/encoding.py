@@ -120,16 +120,6 @@ def as_pandas(x):
     return x
 
 
-def table_column_names(x) -> list | None:
-    """The column names of a table (pandas, or a library with the dataframe interchange
-    protocol, without converting it), else None (an array)."""
-    if isinstance(x, pd.DataFrame):
-        return list(x.columns)
-    if not isinstance(x, (pd.Series, np.ndarray)) and hasattr(x, "__dataframe__"):
-        return list(x.__dataframe__().column_names())
-    return None
-
-
 def _as_frame(x, what: str) -> pd.DataFrame:
     import scipy.sparse
 
