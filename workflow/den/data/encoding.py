@@ -114,7 +114,10 @@ def as_pandas(x):
     if isinstance(x, (pd.DataFrame, pd.Series, np.ndarray)):
         return x
     if callable(getattr(x, "to_pandas", None)) and hasattr(x, "__dataframe__"):
-        return x.to_pandas()
+        try:
+            return x.to_pandas()
+        except ImportError:  # polars' to_pandas needs pyarrow; the interchange protocol does not
+            pass
     if hasattr(x, "__dataframe__"):
         return pd.api.interchange.from_dataframe(x)
     return x
