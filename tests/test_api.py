@@ -607,7 +607,7 @@ def test_early_stopping_with_more_folds_than_support_rows_is_a_named_setting_err
     x, y = task.x[:12], task.y[:12]
     clf = DENClassifier(model=small_binary_model, preset="paper", finetune_early_stopping=True,
                         finetune_epochs=1, finetune_ensemble=13)
-    with pytest.raises(DENInputError, match="early_stopping holds out each of finetune_ensemble 13 "
+    with pytest.raises(DENInputError, match="^finetune_early_stopping holds out each of finetune_ensemble 13 "
                                             "folds of the support rows in turn, but there are 12 rows: "
                                             "set finetune_ensemble to at most 12"):
         clf.fit(x, y)
