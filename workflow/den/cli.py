@@ -375,10 +375,10 @@ def _check_named_once(names: list[str], option: str) -> None:
 
 def _check_kept_columns(keep: list[str], head, query: str) -> None:
     """Refuse --keep-query-columns names that the query file (``head``: its first row, as
-    ``read_table_head`` reads it) lacks or that are named twice, before the file is read whole."""
+    ``read_table_head`` reads it) lacks, before the file is read whole (names given twice are
+    ``_check_named_once``'s)."""
     from den.data.encoding import meant_columns
 
-    _check_named_once(keep, "--keep-query-columns")
     lacking = [c for c in keep if c not in head.columns]
     if lacking:
         raise DENInputError(f"--keep-query-columns: query file {query!r} has no column(s) {lacking}"

@@ -124,6 +124,8 @@ def as_pandas(x):
 
 
 def _as_frame(x, what: str) -> pd.DataFrame:
+    """``x`` (pandas, or an array or list; another library's table has been ``as_pandas``'d by
+    the caller) as a pandas frame, columns x0, x1, ... for an array."""
     import scipy.sparse
 
     if scipy.sparse.issparse(x):
@@ -131,7 +133,6 @@ def _as_frame(x, what: str) -> pd.DataFrame:
                             f"pass x.toarray() (or a pandas DataFrame); in a Pipeline, have the step "
                             f"before DEN return dense arrays (OneHotEncoder(sparse_output=False), "
                             f"ColumnTransformer(..., sparse_threshold=0))")
-    x = as_pandas(x)
     if isinstance(x, (pd.DataFrame, pd.Series)):
         return _plain_columns(x.to_frame() if isinstance(x, pd.Series) else x)
     if isinstance(x, dict) or (isinstance(x, (list, tuple)) and x and all(isinstance(r, dict) for r in x)):
@@ -440,7 +441,7 @@ class TabularEncoder:
                 lookup = {v: float(i) for i, v in enumerate(self.categories[name])}
                 texts = _text_lookup(self.categories[name])
                 values = series.map(lambda v, lookup=lookup, texts=texts, name=name:
-                                    _category_code(_nfc(v), lookup, texts, what, name))
+                                    _category_code(v, lookup, texts, what, name))
                 out[:, j] = values.to_numpy(dtype=np.float64)
                 _warn_unseen(series, out[:, j], self.categories[name], what, name, warned)
             else:
@@ -587,7 +588,8 @@ def _category_key(v) -> tuple:
 
 
 def _category_code(v, lookup: dict, texts: tuple[dict, dict], what: str, name: str) -> float:
-    """The code of category ``v``: by value (``lookup``), else by its text as a CSV file holds
+    """The code of category ``v``: by value (``lookup``; a text with accents in their composed
+    form, ``_nfc``, as the fitted categories hold them), else by its text as a CSV file holds
     it (1 for "1"), else by the number its text writes (12.0 for "12.0" or "12"), each only
     where one category reads so (``_text_lookup``), else NaN (unseen)."""
     if _isna(v):
@@ -598,6 +600,10 @@ def _category_code(v, lookup: dict, texts: tuple[dict, dict], what: str, name: s
         raise _cell_type_error(what, name, v) from err
     if code is not None:
         return code
+    if (composed := _nfc(v)) is not v:  # only a miss pays: e + a combining accent for é
+        v = composed
+        if (code := lookup.get(v)) is not None:
+            return code
     for numeric, text in zip((False, True), texts):
         if (code := text.get(_text(v, numeric))) is not None:
             return code
