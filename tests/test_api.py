@@ -737,6 +737,37 @@ def test_numbers_written_as_text_in_a_category_column_sort_by_value_and_match_nu
     np.testing.assert_array_equal(encoder.transform(query)[:, 0], [3, 1, 0, 5])
 
 
+def test_bins_of_pd_cut_sort_by_position_and_a_boolean_column_reads_true_and_false_text():
+    """pd.cut's intervals are coded in their order on the number line, not their text's
+    ("(-0.1, 0.9]" sorted before "(-1.2, -0.1]"); a query's "True"/" false" in a column the
+    support held as booleans (JSON payloads, frames read with dtype=str) are 1 and 0, and
+    another word there says the column was booleans."""
+    from den.data.encoding import TabularEncoder
+
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=40)
+    support = pd.DataFrame({"bin": pd.cut(values, [-np.inf, -1, 0, 1, np.inf]), "flag": values > 0,
+                            "maybe": pd.array([True, None] * 20, dtype="boolean")})
+    encoder = TabularEncoder().fit(support)
+    assert [i.left for i in encoder.categories["bin"]] == [-np.inf, -1, 0, 1]
+    codes = encoder.transform(support)[:, 0]
+    assert (np.diff(codes[np.argsort(values)]) >= 0).all()  # monotone in the binned value
+    assert encoder.boolean == {"flag", "maybe"}
+    query = pd.DataFrame({"bin": support["bin"][:3], "flag": ["True", " false", "1"],
+                          "maybe": ["TRUE", "", "0"]})
+    x = encoder.transform(query)
+    np.testing.assert_array_equal(x[:, 1], [1, 0, 1])
+    np.testing.assert_array_equal(x[[0, 2], 2], [1, 0])
+    assert np.isnan(x[1, 2])
+    with pytest.raises(DENInputError, match="column 'flag' has value 'maybe' in a column the support "
+                                            "set held as booleans; give True or False"):
+        encoder.transform(query.assign(flag="maybe"))
+    old = TabularEncoder().fit(support)  # an encoder pickled before it recorded booleans
+    del old.boolean
+    with pytest.raises(DENInputError, match="non-numeric value 'True' in a numeric column"):
+        old.transform(query)
+
+
 def test_pyarrow_text_periods_and_mixed_numbers_encode_as_their_plain_forms():
     """A frame as read_csv(dtype_backend="pyarrow") gives it encodes as the plain frame (its
     text columns were refused as 'non-numeric value in a numeric column'); periods are the

@@ -1206,6 +1206,31 @@ def test_read_table_reads_a_pipe_once_and_finds_the_separator_by_fields(tmp_path
         read_table(tmp_path / "twice.csv")
 
 
+def test_read_table_reads_rows_short_of_trailing_fields_and_keeps_missing_texts_in_text_columns(tmp_path):
+    """A ';' or tab file whose rows leave out their trailing empty fields is read by its
+    separator (it was one column, named by the whole header); the texts pandas reads as missing
+    ("None", "NA", "null") stay categories in a column of text, as DENClassifier keeps them,
+    and stay missing in a column of numbers; an empty cell is missing everywhere."""
+    from den.data.encoding import read_table
+
+    (tmp_path / "short.csv").write_text("x1;x2;label;note\n1,5;2;yes;checked\n2,5;3;no\n3,5;1;yes\n")
+    frame = read_table(tmp_path / "short.csv", target="label")
+    assert list(frame.columns) == ["x1", "x2", "label", "note"]
+    assert frame["x1"].tolist() == [1.5, 2.5, 3.5] and frame["note"].isna().tolist() == [False, True, True]
+    (tmp_path / "short.tsv").write_text("a\tb\tlabel\tcomment\n1\t2\tyes\tfine\n2\t3\tno\n")
+    assert list(read_table(tmp_path / "short.tsv").columns) == ["a", "b", "label", "comment"]
+    (tmp_path / "words.csv").write_text("severity,region,dose,label\nNone,NA,NA,yes\nMild,EU,1.5,no\n"
+                                        "Severe,,null,yes\nnull,AS,2,no\n")
+    frame = read_table(tmp_path / "words.csv", target="label")
+    assert frame["severity"].tolist() == ["None", "Mild", "Severe", "null"]
+    assert frame["region"].tolist()[:2] == ["NA", "EU"] and pd.isna(frame["region"][2])
+    assert frame["dose"].dtype == float and frame["dose"].isna().tolist() == [True, False, True, False]
+    query = read_table(tmp_path / "words.csv", "query", like=frame)
+    assert query["severity"].tolist() == frame["severity"].tolist()
+    assert read_table(tmp_path / "words.csv", na_values=["None"])["severity"].isna().tolist() == \
+        [True, False, False, False]
+
+
 def test_read_table_reads_numbers_with_thousands_grouped_and_drops_a_trailing_separator(tmp_path):
     """Spreadsheets' number formats: in a ';' file 1.234,50 is 1234.5 (not a category), and
     2.500 in a file whose other columns write decimal commas is 2500, with a warning naming the

@@ -1,11 +1,11 @@
 """Turning user tables (numpy arrays or pandas frames) into DEN's numeric covariates and labels.
 
-Numbers stay numbers; booleans become 0/1; dates and times become days since 1970-01-01
+Numbers stay numbers; booleans become 0/1 (a query's "True"/"false" text too); dates and times become days since 1970-01-01
 (durations: days), whatever their unit: datetime columns, ``datetime.date`` values and text
 in ISO 8601 form (2021-01-31, 2021-01-31 10:00, as CSV files hold dates; a query's dates in
 another form, 13/09/2021, are read by one convention per column, ``_other_dates``). Strings and
 categories become integer codes in sorted order of the values seen when fitting (numbers
-written as text in numeric order), whatever order a pandas categorical declares (OpenML's
+written as text in numeric order, ``pd.cut``'s intervals by position), whatever order a pandas categorical declares (OpenML's
 nominal columns come as ordered categoricals whose order means nothing); an unseen value
 becomes missing, and a value of another type is found by its text (one CSV file gives "1" or
 "1.0", another 1). Missing values (None, NaN, NaT, pandas NA) become NaN, which the calibration
@@ -211,6 +211,19 @@ def _numeric_cell(v):
     return v if bound is None else bound
 
 
+# How a query's text writes a boolean in a column the support set held as booleans (JSON
+# payloads and frames read with dtype=str write True as "True" or "true").
+_BOOLEAN_TEXTS = {"true": 1.0, "false": 0.0}
+
+
+def _boolean_cell(v):
+    """A cell of a column of booleans: "True"/"false" (any case) as 1/0, else as
+    ``_numeric_cell`` takes it (True, 1, "1", a missing marker)."""
+    if isinstance(v, str) and (value := _BOOLEAN_TEXTS.get(v.strip().lower())) is not None:
+        return value
+    return _numeric_cell(v)
+
+
 def _bound(v) -> float | None:
     """The number of text that writes a bound, as lab values and counts do ("<0.5", ">=100",
     "≤ 3", "3+"), else None. A column is numbers, its bounds included, where at least half of
@@ -313,6 +326,8 @@ class TabularEncoder:
         stray_text: the numeric columns with some cells of text (``NUMERIC_SHARE``), by name,
             with the texts the support set held there; text there is missing, in any table
             (bounds such as "<0.5" or "3+" are numbers in every numeric column).
+        boolean: the columns the support set held as booleans (0/1); a query's "True" and
+            "false" there read as 1 and 0.
     """
 
     def __init__(self):
@@ -321,6 +336,7 @@ class TabularEncoder:
         self.temporal: dict[str, str] = {}
         self.empty: set[str] = set()
         self.stray_text: dict[str, list[str]] = {}
+        self.boolean: set[str] = set()
         self.warned: set[tuple[str, str, frozenset]] = set()  # (column, kind, values) warned about
         self._from_array = False
 
@@ -334,6 +350,7 @@ class TabularEncoder:
         self.columns = [_nfc(str(c)) for c in frame.columns]
         _check_unique(self.columns, what)
         self.categories, self.temporal, self.empty, self.stray_text = {}, {}, set(), {}
+        self.boolean = set()
         self.warned = set()
         for j, name in enumerate(self.columns):
             series = frame.iloc[:, j]
@@ -343,7 +360,10 @@ class TabularEncoder:
             if kind := _temporal_kind(series):
                 self.temporal[name] = kind
                 continue
-            if _is_numeric(series) or pd.api.types.is_bool_dtype(series):
+            if _is_numeric(series):
+                continue
+            if pd.api.types.is_bool_dtype(series):
+                self.boolean.add(name)
                 continue
             given = _without_markers(series).dropna()
             if given.empty:  # nothing but "?" and the like
@@ -376,6 +396,7 @@ class TabularEncoder:
                     raise
                 raise _cell_type_error(what, name, bad[0]) from err
             if all(isinstance(v, (bool, np.bool_)) for v in values):
+                self.boolean.add(name)  # booleans with missing cells (an object column)
                 continue
             self.categories[name] = sorted(values, key=_category_key)
             if all(isinstance(v, str) and _WRITTEN_NUMBER.fullmatch(v.strip()) for v in values):
@@ -431,6 +452,7 @@ class TabularEncoder:
         temporal = getattr(self, "temporal", {})  # encoders pickled before these were read
         empty = getattr(self, "empty", set())
         stray_text = getattr(self, "stray_text", {})
+        boolean = getattr(self, "boolean", set())
         for j, name in enumerate(self.columns):
             series = frame.iloc[:, j]
             if name in empty:
@@ -446,7 +468,7 @@ class TabularEncoder:
                 _warn_unseen(series, out[:, j], self.categories[name], what, name, warned)
             else:
                 if not _is_numeric(series):  # one pass: booleans as 0/1, "?" and the like missing
-                    series = series.map(_numeric_cell)
+                    series = series.map(_boolean_cell if name in boolean else _numeric_cell)
                 numeric = pd.to_numeric(series, errors="coerce")
                 if pd.api.types.is_complex_dtype(numeric) or (
                         numeric.dtype == object and any(isinstance(v, complex) for v in numeric)):
@@ -458,6 +480,11 @@ class TabularEncoder:
                 if name in stray_text:
                     _warn_text(series, bad, what, name, warned)
                 elif bad.any() and bad.sum() > (1 - NUMERIC_SHARE) * series.notna().sum():
+                    if name in boolean:
+                        raise DENInputError(f"{what} column {name!r} has value {series[bad].iloc[0]!r} "
+                                            f"in a column the support set held as booleans; give "
+                                            f"True or False (or 1 or 0) there, or leave the cell "
+                                            f"empty (missing)")
                     raise DENInputError(f"{what} column {name!r} has non-numeric value "
                                         f"{series[bad].iloc[0]!r} in a numeric column; give a "
                                         f"number there, or leave the cell empty (missing)")
@@ -577,14 +604,21 @@ def _number(v) -> float | None:
 def _category_key(v) -> tuple:
     """Sort key of a category: by type, numbers (and numbers written as text) by their value
     (2 before 10, "2" before "10": the order of a column of 1, 2, 10 and "a" does not depend on
-    whether its numbers came as numbers or as a CSV file's text), other values by their text."""
+    whether its numbers came as numbers or as a CSV file's text), intervals (``pd.cut``'s bins)
+    by their position on the line (their left end, then their right), other values by their
+    text."""
+    if isinstance(v, pd.Interval):
+        try:
+            return (str(type(v)), False, float(v.left), float(v.right), str(v))
+        except (TypeError, ValueError):  # bins of dates: their text, as before
+            pass
     number = _number(v)
     if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)):
         try:
             number = float(v) if np.isfinite(float(v)) else None
         except OverflowError:  # an int beyond float range (10**400): by its text
             number = None
-    return (str(type(v)), number is None, 0.0 if number is None else number, str(v))
+    return (str(type(v)), number is None, 0.0 if number is None else number, 0.0, str(v))
 
 
 def _category_code(v, lookup: dict, texts: tuple[dict, dict], what: str, name: str) -> float:
@@ -826,6 +860,7 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
         return _parse(data, sep, index_col, dtype=str, usecols=usecols, **options)
 
     frame = _number_formats(frame, reread, sep, where, like)
+    frame = _text_markers_kept(frame, reread, names, target, na_values)
     frame.attrs["separator"] = sep
     if like is not None and (blanks := _blank_lines_between_rows(data, len(frame))):
         warnings.warn(f"{where}: {blanks} blank line(s) between its rows are skipped, so the "
@@ -925,6 +960,24 @@ def _label_texts(labels: pd.Series, texts: pd.Series, where: str) -> pd.Series:
             return labels
     return pd.Series(np.where(given, written.to_numpy(), None), index=labels.index, dtype=object,
                      name=labels.name)
+
+
+def _text_markers_kept(frame: pd.DataFrame, reread, names: list[str], target: str | None,
+                       na_values: list[str] | None) -> pd.DataFrame:
+    """``frame`` with the texts pandas reads as missing by default ("NA", "None", "null",
+    "N/A", ...) given back as written in its columns of text: there they may be categories
+    (a severity of "None", the region "NA"), and a table given to ``DENClassifier`` keeps them so
+    (``TabularEncoder`` reads them as missing in columns of numbers or dates only). Empty cells
+    and ``na_values`` stay missing; the label column (``target``) has its own reading."""
+    columns = [c for c in frame.columns
+               if c != target and c in names and (frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]))
+               and frame[c].isna().any()
+               and frame[c].dropna().map(type).eq(str).all()]
+    if columns:
+        written = reread(columns, keep_default_na=False, na_values=[""] + list(na_values or []))
+        for column in columns:
+            frame[column] = written[column].to_numpy()
+    return frame
 
 
 def _drop_trailing_blank_columns(frame: pd.DataFrame, keep: set) -> pd.DataFrame:
@@ -1199,15 +1252,17 @@ def _trailing_separator(records: list[list[str]]) -> bool:
 
 def _separator(head: str, alone: str = ",") -> str:
     """The separator of the CSV file that begins with ``head``: of ``_SEPARATORS``, the one that
-    splits the header into the most fields, where the first data rows (if any) have as many;
+    splits the header into the most fields, where the first data rows (if any) have as many, or
+    fewer but at least two (a row may leave out its trailing empty fields, "1;2;yes" under
+    "x1;x2;label;note"; a column named "a|b" over rows "1", "2" stays one column);
     between two that split them alike, the one that leaves fewer cells holding another
     separator (a decimal comma, 12,5, not counted): "Preis (EUR, netto);Menge" over "12,5;3" is
     a ';' file. ``alone`` where none splits the header (a file of one column)."""
     best, score = alone, (1, 0)
     for sep in _SEPARATORS:
         records = _records(head, sep, 6)
-        if not records or (any(len(row) != len(records[0]) for row in records[1:])
-                           and not _trailing_separator(records)):
+        if not records or (any(len(row) != len(records[0]) and not 2 <= len(row) < len(records[0])
+                               for row in records[1:]) and not _trailing_separator(records)):
             continue
         others = sum(any(s in cell for s in _SEPARATORS if s != sep)
                      and not _DECIMAL_COMMA.fullmatch(cell.strip())
