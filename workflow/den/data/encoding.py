@@ -1,27 +1,27 @@
 """Turning user tables (numpy arrays or pandas frames) into DEN's numeric covariates and labels.
 
-Numbers stay numbers; booleans become 0/1 (a query's "True"/"false" text too); dates and times become days since 1970-01-01
-(durations: days), whatever their unit: datetime columns, ``datetime.date`` values and text
-in ISO 8601 form (2021-01-31, 2021-01-31 10:00, as CSV files hold dates; a query's dates in
-another form, 13/09/2021, are read by one convention per column, ``_other_dates``). Strings and
-categories become integer codes in sorted order of the values seen when fitting (numbers
-written as text in numeric order, ``pd.cut``'s intervals by position), whatever order a pandas categorical declares (OpenML's
-nominal columns come as ordered categoricals whose order means nothing); an unseen value
-becomes missing, and a value of another type is found by its text (one CSV file gives "1" or
-"1.0", another 1). Missing values (None, NaN, NaT, pandas NA) become NaN, which the calibration
-imputes, as does everything in a column that held no value when fitting; so do the texts of
-``MISSING_MARKERS`` ("?", "-", "NA", ...) in a column of numbers or dates, where one "?" would
-otherwise make the column categories. A column of numbers with a few cells of other text
-(at least ``NUMERIC_SHARE`` of its values numbers: "pending" among lab values) stays numbers,
-that text missing, with a ``DENInputWarning`` naming the column (so is a query's word among
-numbers where the support column had none, up to the same share); a bound reads as its number
-("<0.5" as 0.5, "3+" as 3, as detection limits and top-coded counts are written); a query
-category the support set did not hold is missing too, with a warning where a column has many.
-Features are float64, so a large offset (dates, YYYYMMDD codes, epoch milliseconds) keeps its
-resolution until the keypoints map it onto [0, 1] (a pre-training ``Task`` holds float32).
-Infinite values, values beyond float32 range, complex numbers and values that are neither
-strings, booleans nor numbers (a dict) are errors that name the column; sparse matrices are an
-error (DEN needs dense input).
+Numbers stay numbers; booleans become 0/1 (a query's "True"/"false" text too); dates and times
+become days since 1970-01-01 (durations: days), whatever their unit: datetime columns,
+``datetime.date`` values and text in ISO 8601 form (2021-01-31, 2021-01-31 10:00, as CSV files
+hold dates; a query's dates in another form, 13/09/2021, are read by one convention per column,
+``_other_dates``). Strings and categories become integer codes in sorted order of the values
+seen when fitting (numbers written as text in numeric order, ``pd.cut``'s intervals by
+position), whatever order a pandas categorical declares (OpenML's nominal columns come as
+ordered categoricals whose order means nothing); an unseen value becomes missing, and a value
+of another type is found by its text (one CSV file gives "1" or "1.0", another 1). Missing
+values (None, NaN, NaT, pandas NA) become NaN, which the calibration imputes, as does
+everything in a column that held no value when fitting; so do the texts of ``MISSING_MARKERS``
+("?", "-", "NA", ...) in a column of numbers or dates, where one "?" would otherwise make the
+column categories. A column of numbers with a few cells of other text (at least
+``NUMERIC_SHARE`` of its values numbers: "pending" among lab values) stays numbers, that text
+missing, with a ``DENInputWarning`` naming the column (so is a query's word among numbers where
+the support column had none, up to the same share); a bound reads as its number ("<0.5" as 0.5,
+"3+" as 3, as detection limits and top-coded counts are written); a query category the support
+set did not hold is missing too, with a warning where a column has many. Features are float64,
+so a large offset (dates, YYYYMMDD codes, epoch milliseconds) keeps its resolution until the
+keypoints map it onto [0, 1] (a pre-training ``Task`` holds float32). Infinite values, values
+beyond float32 range, complex numbers and values that are neither strings, booleans nor numbers
+(a dict) are errors that name the column; sparse matrices are an error (DEN needs dense input).
 """
 
 from __future__ import annotations
@@ -970,8 +970,8 @@ def _text_markers_kept(frame: pd.DataFrame, reread, names: list[str], target: st
     (``TabularEncoder`` reads them as missing in columns of numbers or dates only). Empty cells
     and ``na_values`` stay missing; the label column (``target``) has its own reading."""
     columns = [c for c in frame.columns
-               if c != target and c in names and (frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]))
-               and frame[c].isna().any()
+               if c != target and c in names and frame[c].isna().any()
+               and (frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]))
                and frame[c].dropna().map(type).eq(str).all()]
     if columns:
         written = reread(columns, keep_default_na=False, na_values=[""] + list(na_values or []))
