@@ -10,7 +10,10 @@ says), each record holds the query AUCs and fit seconds of:
 - ``swapped`` (a diagnostic): the same fit on the labels swapped, 0 <-> 1, scored by 1 - p';
 - ``symmetric`` (the candidate): the mean of the two class-1 probabilities.
 
-    python docs/benchmarks/label_swap_dev.py F RECORDS.jsonl [--data D] [--out O]
+    python docs/benchmarks/label_swap_dev.py F RECORDS.jsonl [--model NAME] [--data D] [--out O]
+
+``--model NAME`` reads the fold's model ``NAME_fF`` instead of the reference (session 30's third
+try: the weight-averaged ``ema`` models).
 """
 
 from __future__ import annotations
@@ -29,7 +32,14 @@ def main(argv=None) -> None:
     from den.evaluate import score
     from den.train.finetune import adapt_config, fit_task
 
-    with corpus_dev.resumed_records(__doc__.splitlines()[0], argv) as (_, model, handle, splits):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    name = None
+    if "--model" in argv:  # before resumed_records' own arguments
+        at = argv.index("--model")
+        name = argv[at + 1]
+        del argv[at:at + 2]
+    records = corpus_dev.resumed_records(__doc__.splitlines()[0], argv, model_name=name)
+    with records as (_, model, handle, splits):
         for task, repeat, seed, support, query in splits:
             started = time.time()
             p1, seconds = {}, {}
