@@ -481,6 +481,66 @@ def test_a_small_csv_file_of_more_classes_among_a_binary_heads_pretraining_sets_
     assert experiments(config)["t"]["pretrain_on"] == ["c"]
 
 
+def test_planning_reads_a_small_csvs_rows_and_labels_and_classical_tables_need_no_pretraining_checks(
+        tmp_path):
+    """A csv file of fewer rows than n_support stops the dry run naming the file (its job failed
+    with a bare ValueError); a binary head's pre-training set whose labels differ only in case or
+    spaces is named as such, not sent to a multiclass head; a columns mapping that gives two
+    columns one name is a planning error; an experiment of classical methods alone pre-trains
+    nothing, so one csv dataset, or two names for one file, are fine there."""
+    import warnings
+
+    from den.errors import DENInputWarning
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(30, 2))
+    frame = pd.DataFrame(x, columns=["a", "b"]).assign(target=np.where(x[:, 0] > 0, "pos", "neg"))
+    frame.to_csv(tmp_path / "small.csv", index=False)
+    spelt = frame.assign(target=[{"pos": ["pos", "Pos", "pos "][i % 3]}.get(t, t)
+                                 for i, t in enumerate(frame["target"])])
+    spelt.to_csv(tmp_path / "spelt.csv", index=False)
+    methods = {"den": {"kind": "den"}, "lr": {"kind": "direct", "model": "logistic_regression"}}
+    config = {"datasets": {"g": {"source": "synthetic", "rows": 300},
+                           "small": {"source": "csv", "path": str(tmp_path / "small.csv")},
+                           "copy": {"source": "csv", "path": str(tmp_path / "small.csv")},
+                           "spelt": {"source": "csv", "path": str(tmp_path / "spelt.csv")}},
+              "methods": methods,
+              "experiments": {"t": {"datasets": ["small", "g"], "methods": ["lr"]}}}
+    with pytest.raises(ConfigError, match=r"experiments.t.n_support: 50 support rows, but dataset 'small' "
+                                          r"has 30 rows \(file '.*small.csv'\) .* give 2..29, or leave"):
+        experiments(config)
+    config["experiments"]["t"]["n_support"] = 20
+    assert experiments(config)["t"]["n_support"] == 20
+    # classical methods alone: one dataset, leave-one-out, and a file under two names plan
+    config["experiments"]["t"] = {"datasets": ["small"], "methods": ["lr"], "n_support": 20}
+    assert experiments(config)["t"]["datasets"] == ["small"]
+    config["experiments"]["t"] = {"datasets": ["small"], "pretrain_on": ["copy"], "methods": ["lr"],
+                                  "n_support": 20}
+    assert experiments(config)["t"]["pretrain_on"] == ["copy"]
+    config["experiments"]["t"]["methods"] = ["den", "lr"]  # DEN pre-trains on it: a leak
+    with pytest.raises(ConfigError, match="'copy' and evaluated dataset 'small' are the same file"):
+        experiments(config)
+    config["experiments"]["t"] = {"datasets": ["g"], "pretrain_on": ["spelt"], "methods": ["den"]}
+    with pytest.raises(ConfigError, match=r"would pre-train on 'spelt', which has 4 classes \('Pos', 'neg', "
+                                          r"'pos', 'pos '\), some of them differing only in case or spaces \("
+                                          r"'Pos', 'pos', 'pos '\); if each such group is one class, write"):
+        experiments(config)
+    config["experiments"]["t"] = {"datasets": ["spelt"], "methods": ["lr"], "n_support": 20}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        experiments(config)
+    assert any(issubclass(w.category, DENInputWarning) and "'spelt' has class labels that differ only "
+               "in case or spaces ('Pos', 'pos', 'pos ')" in str(w.message) for w in caught)
+    config["datasets"]["small"]["columns"] = {"a": "z", "b": "z"}
+    config["experiments"]["t"] = {"datasets": ["small"], "methods": ["lr"], "n_support": 20}
+    from den.data.sources import DENDataError, load_tabular, select_columns
+
+    with pytest.raises(DENDataError, match="columns gives more than one column the name 'z'"):
+        select_columns(frame, "target", config["datasets"]["small"], "dataset 'small'")
+    with pytest.raises(DENDataError, match="columns gives more than one column the name 'z'"):
+        load_tabular("small", config["datasets"]["small"])
+
+
 def test_config_cross_references_are_checked():
     config = {"datasets": {"a": {"source": "sklearn"}}, "methods": {"den": {"kind": "den"}},
               "experiments": {"t": {"datasets": ["a", "b"], "methods": ["den"]}}}

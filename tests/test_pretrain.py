@@ -54,9 +54,18 @@ def test_checkpoint_of_another_run_is_refused(tmp_path):
     tasks = make_tasks(2, seed=2, rows=(60, 80), features=(2, 4))
     config = PretrainConfig(steps=2, query_rows=8, support_rows=8)
     pretrain(tasks, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path, progress=None)
-    with pytest.raises(DENError, match="holds a pre-training run with other tasks; delete it or choose "
-                                       r"another directory to start over \(restart_other_run=True"):
+    gone = tasks[1].name
+    with pytest.raises(DENError, match=rf"holds a pre-training run with other tasks \(task '{gone}' gone\); "
+                                       r"delete it or choose another directory to start over "
+                                       r"\(restart_other_run=True"):
         pretrain(tasks[:1], ModelConfig(**SMALL), config, checkpoint_dir=tmp_path, progress=None)
+    # a task with a row less is named with both counts
+    from den.data.tasks import Task
+
+    shorter = [tasks[0], Task(tasks[1].name, tasks[1].x[:-1], tasks[1].y[:-1])]
+    with pytest.raises(DENError, match=rf"other tasks \(task '{gone}': {tasks[1].n_rows} rows there, "
+                                       rf"{tasks[1].n_rows - 1} here\)"):
+        pretrain(shorter, ModelConfig(**SMALL), config, checkpoint_dir=tmp_path, progress=None)
     faster = PretrainConfig(steps=2, query_rows=8, support_rows=8, learning_rate=0.01)
     with pytest.raises(DENError, match=r"with other settings \(order 2 there, 3 here; learning_rate 0.001 "
                                        r"there, 0.01 here\)"):
@@ -121,7 +130,8 @@ def test_a_workflow_restarts_over_a_checkpoint_of_another_run(tmp_path):
     stream = io.StringIO()
     restarted = pretrain(tasks[:1], ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "job",
                          progress=stream, restart_other_run=True)
-    assert "holds a pre-training run with other tasks: starting over" in stream.getvalue()
+    assert f"holds a pre-training run with other tasks (task {tasks[1].name!r} gone): starting over" \
+        in stream.getvalue()
     fresh = pretrain(tasks[:1], ModelConfig(**SMALL), config, checkpoint_dir=tmp_path / "new", progress=None)
     for a, b in zip(restarted.network.trainable_variables, fresh.network.trainable_variables, strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy())

@@ -814,7 +814,7 @@ def test_the_same_file_under_two_names_is_not_pretrained_on_while_evaluated(tmp_
 
     for name in ("a.csv", "b.csv"):
         _write_csv(tmp_path / "sets" / name, seed=0)
-    methods = {"lr": {"kind": "direct", "model": "logistic_regression"}}
+    methods = {"den": {"kind": "den"}}  # DEN pre-trains (classical methods alone would not)
 
     def plan(**more):
         config = {"data_dir": str(tmp_path), "methods": methods, **more}
@@ -824,14 +824,14 @@ def test_the_same_file_under_two_names_is_not_pretrained_on_while_evaluated(tmp_
     twice = {"pool": {"path": "sets"}, "evals": {"path": "sets"}}
     with pytest.raises(wc.ConfigError, match=r"'pool-a' and evaluated dataset 'evals-a' are the same file"):
         plan(dataset_directories=twice,
-             experiments={"e": {"pretrain_on": ["pool"], "datasets": ["evals"], "methods": ["lr"]}})
+             experiments={"e": {"pretrain_on": ["pool"], "datasets": ["evals"], "methods": ["den"]}})
     with pytest.raises(wc.ConfigError, match=r"'copy' and evaluated dataset 'evals-b' are the same file"):
         plan(dataset_directories={"evals": {"path": "sets"}},
              datasets={"copy": {"source": "csv", "path": str(tmp_path / "sets" / "b.csv")}},
-             experiments={"e": {"pretrain_on": ["copy"], "datasets": ["evals"], "methods": ["lr"]}})
+             experiments={"e": {"pretrain_on": ["copy"], "datasets": ["evals"], "methods": ["den"]}})
     with pytest.raises(wc.ConfigError, match=r"dataset_groups: \['evals-a'\] holds one dataset"):
         plan(dataset_directories={"evals": {"path": "sets"}}, dataset_groups=[["evals-a"]],
-             experiments={"e": {"datasets": ["evals"], "methods": ["lr"]}})
+             experiments={"e": {"datasets": ["evals"], "methods": ["den"]}})
     config = {"data_dir": str(tmp_path), "dataset_directories": {"evals": {"path": "sets"}},
               "dataset_groups": [["evals"]]}
     wc.expand_dataset_directories(config)

@@ -228,8 +228,12 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
     s = split_seed(seed, task.name, repeat) if k == 0 else split_seed(seed, f"{task.name}#{k}", repeat)
     if subtask_features is not None:
         task = subtask(task, tuple(subtask_features), s)
-    support, query = support_query_split(task.y, n_support, s, max_query,
-                                         support_pool=task.metadata.get("support_pool"))
+    try:
+        support, query = support_query_split(task.y, n_support, s, max_query,
+                                             support_pool=task.metadata.get("support_pool"))
+    except ValueError as err:  # the workflow plans most such tasks away; a download can't be
+        raise ValueError(f"task {task.name!r}: {err}; lower the experiment's n_support or leave "
+                         f"{task.name!r} out of it") from None
     extra = {}
     if spec["kind"] == "den":
         from den.train.finetune import FinetuneConfig, adapt_config, fit_task

@@ -392,11 +392,15 @@ def experiments(config: dict) -> dict[str, dict]:
             raise ConfigError(f"experiments.{name}.pretrain_on: 'generated' needs a 'generated_tasks' "
                               f"section (count, seed, rows, features)")
         for dataset in full["datasets"]:  # a split needs query rows beyond the support rows
-            rows = (config.get("datasets", {}).get(dataset) or {}).get("rows")
+            rows = declared_rows(config, dataset)
             if rows is not None and not 2 <= full["n_support"] < rows:
+                entry = (config.get("datasets", {}).get(dataset) or {})
+                where = f"datasets.{dataset}.rows" if entry.get("rows") is not None else \
+                    f"file {dataset_spec(config, dataset)['path']!r}"
                 raise ConfigError(f"experiments.{name}.n_support: {full['n_support']} support rows, but "
-                                  f"dataset {dataset!r} has {rows} rows (datasets.{dataset}.rows) and "
-                                  f"its query rows are the rest: give 2..{rows - 1}")
+                                  f"dataset {dataset!r} has {rows} rows ({where}) and "
+                                  f"its query rows are the rest: give 2..{rows - 1}, or leave "
+                                  f"{dataset!r} out of the experiment")
         for method in full["methods"]:
             if method not in config["methods"]:
                 raise ConfigError(f"experiments.{name}.methods: unknown method {method!r}; "
@@ -446,9 +450,13 @@ def experiments(config: dict) -> dict[str, dict]:
                 raise ConfigError(f"experiments.{name}.compare_to: {other!r} splits the data otherwise "
                                   f"({', '.join(f'{k} {full[k]} here, {theirs[k]} there' for k in differ)}), "
                                   f"so its scores do not pair with this experiment's; give both the same")
-        _check_same_files(name, full, config)
         _check_reference(name, full)
         _check_layout(name, full)
+        _warn_alike_labels(name, full, config)
+        if not pretrains(config, full):  # classical methods alone: nothing pre-trains, nothing leaks
+            out[name] = full
+            continue
+        _check_same_files(name, full, config)
         _check_binary_pretraining(name, full, config)
         if leave_one_out(full) and len(full["datasets"]) < 2:
             raise ConfigError(f"experiments.{name}: leave-one-dataset-out needs >= 2 datasets "
@@ -461,6 +469,31 @@ def experiments(config: dict) -> dict[str, dict]:
                               f"give pretrain_on")
         out[name] = full
     return out
+
+
+def pretrains(config: dict, full: dict) -> bool:
+    """Whether an experiment has a method whose model is pre-trained (DEN or a meta-learned
+    baseline); an experiment of classical methods alone pre-trains nothing."""
+    return any(config["methods"][m].get("kind") in ("den", "meta") for m in full["methods"])
+
+
+def _warn_alike_labels(name: str, full: dict, config: dict) -> None:
+    """A warning at planning (its job's log would hold it too late) for each evaluated csv
+    dataset with class labels that differ only in case or spaces: read as that many classes."""
+    from den.errors import DENInputWarning
+
+    for dataset in full["datasets"]:
+        facts = csv_facts(config, dataset)
+        if facts is not None and facts["alike"] and (name, dataset) not in _WARNED_ALIKE:
+            _WARNED_ALIKE.add((name, dataset))
+            alike = "; ".join(", ".join(map(repr, group)) for group in facts["alike"])
+            warnings.warn(f"experiments.{name}: dataset {dataset!r} has class labels that differ only "
+                          f"in case or spaces ({alike}), read as {facts['classes']} classes; if "
+                          f"each such group is one class, write its labels alike in "
+                          f"{dataset_spec(config, dataset)['path']!r}", DENInputWarning, stacklevel=2)
+
+
+_WARNED_ALIKE: set[tuple[str, str]] = set()
 
 
 def _check_same_files(name: str, full: dict, config: dict) -> None:
@@ -494,8 +527,9 @@ CLASS_COUNT_MAX_BYTES = 20 << 20
 def declared_classes(config: dict, dataset: str) -> int | None:
     """The number of classes of a dataset known at planning: what its config entry fixes (a
     synthetic set's ``classes``, default 2; a bundled scikit-learn set's own), or what a csv
-    file of at most ``CLASS_COUNT_MAX_BYTES`` holds (read as its job reads it); None where only
-    its job can tell (a download, a larger file, one that does not read: its job says why)."""
+    file of at most ``CLASS_COUNT_MAX_BYTES`` holds (read as its job reads it, ``csv_facts``);
+    None where only its job can tell (a download, a larger file, one that does not read: its
+    job says why)."""
     spec = (config.get("datasets") or {}).get(dataset)
     if not spec:
         return None
@@ -505,29 +539,57 @@ def declared_classes(config: dict, dataset: str) -> int | None:
         from den.data.sources import SKLEARN_CLASSES
 
         return SKLEARN_CLASSES.get(spec.get("name", dataset))
-    if spec.get("source") == "csv" and spec.get("path"):
-        spec = dataset_spec(config, dataset)
+    facts = csv_facts(config, dataset)
+    return None if facts is None else facts["classes"]
+
+
+def declared_rows(config: dict, dataset: str) -> int | None:
+    """The number of rows of a dataset known at planning: a synthetic set's ``rows``, or what a
+    csv file of at most ``CLASS_COUNT_MAX_BYTES`` holds (``csv_facts``); else None."""
+    spec = (config.get("datasets") or {}).get(dataset) or {}
+    if spec.get("rows") is not None:
+        return int(spec["rows"])
+    facts = csv_facts(config, dataset)
+    return None if facts is None else facts["rows"]
+
+
+def csv_facts(config: dict, dataset: str) -> dict | None:
+    """What planning knows of a csv dataset of at most ``CLASS_COUNT_MAX_BYTES``, read as its
+    job reads it (``den.data.sources.load_tabular``): {"classes": L, "rows": n, "labels": its L
+    class labels as text, "alike": groups of labels that differ only in case or surrounding
+    spaces ("pos", "Pos", "pos "), each a list}; None for another source, a larger file or one
+    that does not read (its job says why, in its log). Read once per file and entry."""
+    spec = (config.get("datasets") or {}).get(dataset)
+    if not spec or spec.get("source") != "csv" or not spec.get("path"):
+        return None
+    spec = dataset_spec(config, dataset)
+    try:
+        stat = os.stat(spec["path"])
+    except OSError:
+        return None
+    if stat.st_size > CLASS_COUNT_MAX_BYTES:
+        return None
+    key = (dataset, json.dumps(spec, sort_keys=True, default=str), stat.st_size, stat.st_mtime_ns)
+    if key not in _CSV_FACTS:  # each held-out set of each experiment asks again
+        from den.data.sources import load_tabular
+
         try:
-            stat = os.stat(spec["path"])
-        except OSError:
-            return None
-        if stat.st_size > CLASS_COUNT_MAX_BYTES:
-            return None
-        key = (dataset, json.dumps(spec, sort_keys=True, default=str), stat.st_size, stat.st_mtime_ns)
-        if key not in _CSV_CLASSES:  # each held-out set of each experiment asks again
-            from den.data.sources import load_tabular
-
-            try:
-                with warnings.catch_warnings():  # its job says what it warns of
-                    warnings.simplefilter("ignore")
-                    _CSV_CLASSES[key] = load_tabular(dataset, spec).n_classes
-            except Exception:  # a file that does not read: its job says why, in its log
-                _CSV_CLASSES[key] = None
-        return _CSV_CLASSES[key]
-    return None
+            with warnings.catch_warnings():  # its job says what it warns of
+                warnings.simplefilter("ignore")
+                task = load_tabular(dataset, spec)
+        except Exception:  # a file that does not read: its job says why, in its log
+            _CSV_FACTS[key] = None
+        else:
+            labels = [str(c) for c in (task.classes if task.classes is not None else range(task.n_classes))]
+            groups: dict[str, list[str]] = {}
+            for label in labels:
+                groups.setdefault(label.strip().casefold(), []).append(label)
+            _CSV_FACTS[key] = {"classes": task.n_classes, "rows": task.n_rows, "labels": labels,
+                               "alike": [g for g in groups.values() if len(g) > 1]}
+    return _CSV_FACTS[key]
 
 
-_CSV_CLASSES: dict[tuple, int | None] = {}  # declared_classes of csv files read at planning
+_CSV_FACTS: dict[tuple, dict | None] = {}  # csv_facts of csv files read at planning
 
 
 def _check_binary_pretraining(name: str, full: dict, config: dict) -> None:
@@ -542,11 +604,21 @@ def _check_binary_pretraining(name: str, full: dict, config: dict) -> None:
     for held_out in _held_outs(full):
         for dataset in training_datasets(config, full, held_out):
             classes = declared_classes(config, dataset)
-            if classes is not None and classes > 2:
-                raise ConfigError(f"experiments.{name}: DEN's binary head would pre-train on "
-                                  f"{dataset!r}, which has {classes} classes; give the experiment "
-                                  f"head: multiclass (and metric: accuracy), leave {dataset!r} out, or "
-                                  f"cut multiclass sets into binary tasks (pretrain.multiclass_cuts)")
+            if classes is None or classes <= 2:
+                continue
+            facts = csv_facts(config, dataset)
+            listed = "" if facts is None else \
+                " (" + ", ".join(map(repr, facts["labels"][:10])) + (", ..." if classes > 10 else "") + ")"
+            if facts is not None and facts["alike"]:
+                alike = "; ".join(", ".join(map(repr, group)) for group in facts["alike"])
+                raise ConfigError(f"experiments.{name}: DEN's binary head would pre-train on {dataset!r}, "
+                                  f"which has {classes} classes{listed}, some of them differing only "
+                                  f"in case or spaces ({alike}); if each such group is one class, "
+                                  f"write its labels alike in {dataset_spec(config, dataset)['path']!r}")
+            raise ConfigError(f"experiments.{name}: DEN's binary head would pre-train on "
+                              f"{dataset!r}, which has {classes} classes{listed}; give the experiment "
+                              f"head: multiclass (and metric: accuracy), leave {dataset!r} out, or "
+                              f"cut multiclass sets into binary tasks (pretrain.multiclass_cuts)")
 
 
 def _check_layout(name: str, full: dict) -> None:

@@ -89,6 +89,13 @@ def select_columns(frame, target: str, spec: dict, what: str):
     if unknown:
         raise DENDataError(f"{what}: no feature column {unknown[0]!r} to select (features: {features})")
     if columns is not None:
+        if isinstance(columns, dict):
+            names = [str(new) for new in columns.values()]
+            twice = sorted({n for n in names if names.count(n) > 1} | ({target} & set(names)))
+            if twice:
+                raise DENDataError(f"{what}: columns gives more than one column the name {twice[0]!r}"
+                                   f"{' (the label column)' if twice[0] == target else ''}; give each "
+                                   f"column its own new name")
         frame = frame[[*columns, target]]
         if isinstance(columns, dict):
             frame = frame.rename(columns={old: str(new) for old, new in columns.items()})
