@@ -426,6 +426,34 @@ def test_a_setting_the_given_variant_ignores_is_refused(small_binary_model, tabl
         DENClassifier(model=small_binary_model, variant=variant, **setting).fit(frame[:50], labels[:50])
 
 
+def test_adaptation_settings_for_a_task_the_default_preset_leaves_as_pre_trained_warn(small_binary_model):
+    """Preset "default" does not adapt a task of 3 classes, so finetune_network_steps there
+    changed nothing, silently; it now says so and names preset 'adapt'. Two classes, or preset
+    'adapt', or no such setting: no warning."""
+    import warnings
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(60, 3))
+    three = np.array(["a", "b", "c"])[np.argmax(x, axis=1)]
+    with pytest.warns(DENInputWarning, match=r"finetune_network_steps given, but preset 'default' does not "
+                                             r"adapt a task of 3 classes .* so it changes nothing; "
+                                             r"preset='adapt' adapts each class"):
+        DENClassifier(model=small_binary_model, finetune_network_steps=5).fit(x, three)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DENInputWarning)
+        DENClassifier(model=small_binary_model).fit(x, three)
+        two = np.where(x[:, 0] > 0, "p", "q")
+        DENClassifier(model=small_binary_model, finetune_network_steps=5).fit(x, two)
+        DENClassifier(model=small_binary_model, preset="adapt", finetune_network_steps=5).fit(x, three)
+
+
+def test_a_model_path_that_is_a_directory_says_so(tmp_path):
+    from den.model.den import DEN
+
+    with pytest.raises(DENModelError, match=r"is a directory, not a model file; give the \.npz file in it"):
+        DEN.load(tmp_path)
+
+
 def test_an_empty_feature_count_list_is_the_default_not_a_setting(small_binary_model, table):
     """finetune_feature_counts=[] (an empty list, as a grid search may give) equals the default
     (), so a preset that does not read it accepts it; [3] under that preset is refused."""

@@ -991,6 +991,23 @@ def test_labels_are_the_texts_written_where_numbers_would_merge_them(tmp_path, m
                      r"those rows.*or, if it is a class, write it otherwise", capsys.readouterr().err)
 
 
+def test_a_warning_of_den_predict_names_its_options_not_the_api_keywords(tmp_path, small_binary_model,
+                                                                         capsys):
+    """`den predict --finetune-network-steps 5` on a 3-class support file under the default
+    preset (which does not adapt it) warns in the options the command was given."""
+    model = small_binary_model.save(tmp_path / "model.npz")
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(rng.normal(size=(60, 3)), columns=["a", "b", "c"])
+    frame["label"] = np.array(["x", "y", "z"])[np.argmax(frame.to_numpy(), axis=1)]
+    frame.to_csv(tmp_path / "support.csv", index=False)
+    frame.drop(columns="label").to_csv(tmp_path / "query.csv", index=False)
+    assert main(_predict_args(model, tmp_path / "support.csv", tmp_path / "query.csv", tmp_path / "out.csv")
+                + ["--finetune-network-steps", "5"]) == 0
+    err = capsys.readouterr().err
+    assert ("den predict: warning: --finetune-network-steps given, but preset 'default' does not adapt a "
+            "task of 3 classes") in err and "--preset adapt adapts each class" in err, err
+
+
 def test_text_among_numbers_and_unseen_query_categories_warn_once_in_one_line(tmp_path, model_and_tables,
                                                                            capsys):
     """A word among a support column's numbers and a query column of categories in capitals:

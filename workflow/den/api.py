@@ -68,10 +68,16 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
             preset's, or the one given) does not use is an error, so a grid search pairs them in
             a list of grids:
             ``[{"preset": ["fast", "default"]}, {"preset": ["paper"], "finetune_epochs": [2, 10]}]``.
+            The defaults: the paper's schedule for "den" (10 epochs x 10 steps at 0.001, 128
+            tuples a step), and for "adapt" 50 network steps at 3e-4
+            (``den.pretrained.ADAPT_NETWORK_STEPS``, ``ADAPT_NETWORK_LEARNING_RATE``). Preset
+            "default" does not adapt a task of 3+ classes, so there the ``finetune_network_*``
+            settings and ``finetune_ensemble`` change nothing (a warning says so; preset "adapt"
+            adapts each class).
         chunk_rows: query rows scored at once (memory bound for large query sets);
-            None picks a size from the number of feature tuples.
-        min_support_rows: fewer labelled rows than this is an error.
-        seed: seed of fine-tuning.
+            None (the default) picks a size from the numbers of feature tuples and support rows.
+        min_support_rows: fewer labelled rows than this is an error (default 10).
+        seed: seed of fine-tuning (default 0).
 
     Attributes (after ``fit``):
         classes_: (L,) the labels, sorted; ``predict_proba`` columns follow this order.

@@ -73,7 +73,9 @@ def _add_finetune_options(parser):
                             "'adapt': network adaptation on every task, each class of a multiclass "
                             "one too (--finetune-network-*). Default: default")
     group.add_argument("--variant", choices=["den", "no_finetune", "adapt"], default=None,
-                       help="overrides the preset: 'den' fine-tunes the calibration on the support "
+                       help="overrides the preset's variant (the preset still says whether a task of "
+                            "3+ classes adapts: 'default' does not, 'adapt' does): 'den' fine-tunes the "
+                            "calibration on the support "
                             "set with the --finetune-* settings; 'no_finetune' keeps identity PLFs "
                             "(DEN w/o fine-tuning); 'adapt' trains the task's own copy of the "
                             "network on the support set. Default: the preset's")
@@ -689,9 +691,12 @@ def _readable_json(value) -> str:
 
 def _show_warning(command, message, category, filename, lineno, file=None, line=None) -> None:
     """Print a warning as one line, "den predict: warning: ...", the package's own (``DENWarning``)
-    without the file and line it came from."""
+    without the file and line it came from, naming `den predict`'s options where it names
+    DENClassifier's keywords (finetune_network_steps -> --finetune-network-steps)."""
     text = str(message) if issubclass(category, DENWarning) else \
         warnings.formatwarning(message, category, filename, lineno, line="").rstrip()
+    if command == "predict" and issubclass(category, DENWarning):  # the options, not the keywords
+        text = name_settings(text, _predict_options())
     print(f"den {command}: warning: {text}", file=sys.stderr if file is None else file)
 
 

@@ -267,6 +267,7 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
     if x.shape[0] != len(codes):
         raise DENInputError(f"{x.shape[0]} support rows but {len(codes)} labels")
     check_support_size(den, *x.shape)
+    _warn_unused_adaptation(settings, variant, classes)
     config = None
     try:
         if variant == "den":
@@ -327,6 +328,22 @@ def _warn_collapsed(config: FinetuneConfig | None, den: DEN, fitted: FittedTask,
     warnings.warn(f"{what}: after fine-tuning, every support row gets the same class probabilities "
                   f"({', '.join(f'{p:.3g}' for p in proba[0])}), so every prediction is one class; "
                   f"fine-tuning diverged: lower {rates}", DENInputWarning, stacklevel=3)
+
+
+def _warn_unused_adaptation(settings: FitSettings, variant: str, classes: np.ndarray) -> None:
+    """Warn where adaptation settings were given for a task of 3+ classes that the preset
+    leaves as pre-trained (preset "default": ``PRESETS[...]["one_vs_rest"]`` False), so they
+    change nothing."""
+    if variant != "adapt" or len(classes) <= 2 or PRESETS[settings.preset].get("one_vs_rest", True):
+        return
+    adaptation = ("finetune_network_steps", "finetune_network_learning_rate", "finetune_ensemble")
+    given = [field.name for field in dataclasses.fields(FitSettings)
+             if field.name in adaptation and getattr(settings, field.name) != field.default]
+    if given:
+        warnings.warn(f"{', '.join(given)} given, but preset {settings.preset!r} does not adapt a task of "
+                      f"{len(classes)} classes (it fits one class against the rest as pre-trained), so "
+                      f"{'they change' if len(given) > 1 else 'it changes'} nothing; preset='adapt' "
+                      f"adapts each class", DENInputWarning, stacklevel=4)
 
 
 def _warn_unadapted(config: FinetuneConfig | None, fitted: FittedTask, codes: np.ndarray,

@@ -407,6 +407,9 @@ class DEN:
         """
         path = Path(path).expanduser()
         hint = "pre-train one with `python -m den pretrain` or check the path"
+        if path.is_dir():
+            raise DENModelError(f"DEN model {str(path)!r} is a directory, not a model file; give the "
+                                f".npz file in it (written by `den pretrain` or DEN.save)")
         if not path.is_file():
             raise DENModelError(f"DEN model {str(path)!r} does not exist; {hint}")
         not_a_model = DENModelError(
