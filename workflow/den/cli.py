@@ -185,10 +185,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "query file writes them (an id 007 stays 007): all of them, or those named "
                         "(e.g. --keep-query-columns id), which on a large file takes far less memory")
     p.add_argument("--chunk-rows", type=int, metavar="N",
-                   help="query rows the network scores at once, which bounds its working memory "
-                        "(default: chosen from the number of features); the query file itself is "
-                        "read whole and encoded before TensorFlow loads, and encoded rows over 64 MiB "
-                        "(8 bytes a feature) wait for their scoring in a temporary file in $TMPDIR")
+                   help="query rows the network scores at once, which bounds its working memory (default: "
+                        "chosen from the numbers of feature tuples and support rows); the query file itself "
+                        "is read whole and encoded before TensorFlow loads, and encoded rows over 64 MiB (8 "
+                        "bytes a feature) wait for their scoring in a temporary file in $TMPDIR")
     p.add_argument("--min-support-rows", type=int, default=10, metavar="N",
                    help="refuse support sets with fewer labelled rows (default: 10)")
     _add_finetune_options(p)
