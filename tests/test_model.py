@@ -346,6 +346,51 @@ def _resave(path, drop=(), **arrays):
     np.savez(path, **{**kept, **{k: np.array(v) for k, v in arrays.items()}})
 
 
+def test_model_files_replaced_read_only_newer_or_cut_short(tmp_path):
+    """A model file replaced by another of the same size and time is read anew (the cache went by
+    path, time and size); DEN.save refuses a read-only file and a path under a file before
+    writing; a file of a newer den that this one cannot read says "upgrade den"; a file cut short
+    says it looks incomplete."""
+    import json
+    import os
+
+    from den.errors import DENInputError, DENModelError
+    from den.fitting import load_model
+
+    small = dict(h_units=(4,), embedding_dim=4, phi_units=(8,), psi_units=(8,))
+    path = tmp_path / "m.npz"
+    DEN(ModelConfig(seed=1, **small)).save(path)
+    assert load_model(path).config.seed == 1
+    before = path.stat()
+    DEN(ModelConfig(seed=2, **small)).save(path)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # cp -p, or within the clock's tick
+    assert path.stat().st_size == before.st_size and load_model(path).config.seed == 2
+    os.chmod(path, 0o444)
+    try:
+        with pytest.raises(DENInputError, match="'.*m.npz' exists and is read-only"):
+            DEN(ModelConfig(seed=3, **small)).save(path)
+    finally:
+        os.chmod(path, 0o644)
+    assert DEN.load(path).config.seed == 2
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(DENInputError, match="lies under '.*afile', which is a file"):
+        DEN(ModelConfig(**small)).save(tmp_path / "afile" / "m.npz")
+    arrays = dict(np.load(path))
+    config = json.loads(str(arrays["__den_config__"]))
+    arrays["__den_config__"] = np.array(json.dumps({**config, "future_option": 1}))
+    np.savez(tmp_path / "future.npz", **{**arrays, "__den_version__": np.array("99.0.0")})
+    with pytest.raises(DENModelError, match=r"saved by a newer den \(99.0.0, .*cannot read its model "
+                                            r"settings .*future_option.*; upgrade den"):
+        DEN.load(tmp_path / "future.npz")
+    np.savez(tmp_path / "same.npz", **arrays)  # the same version: damaged, as before
+    with pytest.raises(DENModelError, match="damaged or from an incompatible version: its model settings"):
+        DEN.load(tmp_path / "same.npz")
+    data = path.read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data[:len(data) // 2])
+    with pytest.raises(DENModelError, match="it looks incomplete"):
+        DEN.load(tmp_path / "cut.npz")
+
+
 def test_a_model_file_records_the_den_that_saved_it_and_an_older_one_warns(tmp_path):
     """A file saved before a change to what a saved model predicts (a new feature-tuple rule
     for tasks pooling over a subset of their tuples) loads with a warning that names the
@@ -698,6 +743,6 @@ def test_the_programmatic_api_names_what_is_wrong(tmp_path, binary_task):
     with pytest.raises(DENModelError, match="notes.npz' is not a DEN model file") as error:
         DEN.load(text)
     assert "allow_pickle" not in str(error.value)
-    with pytest.raises(IsADirectoryError, match="is a directory; give the path of a file"):
+    with pytest.raises(DENInputError, match="is a directory; give the path of a file"):
         model.save(tmp_path)
 

@@ -142,7 +142,7 @@ _LOADED: dict[tuple[str, float, int], DEN] = {}
 
 
 def load_model(model: str | os.PathLike | DEN) -> DEN:
-    """A ``DEN`` from a path (cached per file and modification time) or as given.
+    """A ``DEN`` from a path (cached per file: its inode, modification time and size) or as given.
 
     Raises:
         DENModelError: naming the path: it does not exist, is a directory or is not a DEN
@@ -159,7 +159,10 @@ def load_model(model: str | os.PathLike | DEN) -> DEN:
                             f".npz file written by `den pretrain` (or DEN.save)")
     try:
         stat = path.stat()
-        key = (str(path.resolve()), stat.st_mtime, stat.st_size)
+        # the inode too: a save renames a new file into place, and two models of one architecture
+        # have one size, so a file replaced within the clock's resolution (or copied keeping its
+        # time, cp -p) is still read anew
+        key = (str(path.resolve()), stat.st_ino, stat.st_mtime_ns, stat.st_size)
     except OSError:
         return DEN.load(path)  # raises DENModelError naming the path
     if key not in _LOADED:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import threading
 import warnings
 from pathlib import Path
@@ -385,7 +386,14 @@ class DEN:
 
         Returns:
             the path written.
+
+        Raises:
+            DENInputError: the path cannot be written (a read-only file, a directory, a folder
+                on its way that is a file or not writable), before anything is written.
         """
+        from den.io import check_output_path
+
+        check_output_path(Path(path).expanduser(), "DEN model path")
         with self._weights_lock:  # its own weights, not a task's another thread swapped in
             arrays = dict(self.network.weights_dict())
         arrays[_FORMAT_KEY] = np.array(FORMAT)
@@ -425,8 +433,11 @@ class DEN:
         except Exception as err:  # zip/npy errors come in many types
             if "allow_pickle" in str(err):  # object arrays: numpy's advice would be to unpickle them
                 raise not_a_model from err
+            cut = isinstance(err, EOFError) or "zip file" in str(err) or "truncated" in str(err).lower()
             raise DENModelError(f"DEN model {str(path)!r} is not readable as a DEN model file "
-                                f"({type(err).__name__}: {err}); {hint}") from err
+                                f"({type(err).__name__}: {err})"
+                                f"{'; it looks incomplete (an interrupted copy or download?)' if cut else ''}"
+                                f"; {hint}") from err
         written = str(arrays.pop(_FORMAT_KEY, ""))
         if written.startswith("den-model-v") and written != FORMAT:
             raise DENModelError(f"DEN model {str(path)!r} is a {written} file, written by another "
@@ -434,16 +445,28 @@ class DEN:
                                 f"wrote it, or pre-train the model again")
         if written != FORMAT:
             raise DENModelError(f"{str(path)!r} is not a {FORMAT} file; {hint}")
+        computation = version = None
+        part = "its model settings"  # what was being read when it failed, for the message
         try:
             computation = int(arrays.pop(_COMPUTATION_KEY)) if _COMPUTATION_KEY in arrays else None
             version = str(arrays.pop(_VERSION_KEY)) if _VERSION_KEY in arrays else None
+            if _CONFIG_KEY not in arrays:
+                raise ValueError(f"it holds no model settings ({_CONFIG_KEY})")
             config = ModelConfig.from_dict(json.loads(str(arrays.pop(_CONFIG_KEY))))
+            part = "its metadata"
             metadata = json.loads(str(arrays.pop(_META_KEY, "{}")))
+            part = "its weights"
             model = cls(config, metadata=metadata)
             model.network.set_weights_dict(arrays)
         except (ValueError, KeyError, TypeError) as err:
+            newer = version is not None and _newer(version, _den_version())
+            if newer or (computation is not None and computation > COMPUTATION):
+                raise DENModelError(f"DEN model {str(path)!r} was saved by a newer den ({version}, "
+                                    f"computation {computation}) than this one ({_den_version()}, "
+                                    f"computation {COMPUTATION}), which cannot read {part} ({err}); "
+                                    f"upgrade den") from err
             raise DENModelError(f"DEN model {str(path)!r} is damaged or from an incompatible "
-                                f"version: {err}") from err
+                                f"version: {part} do not read ({type(err).__name__}: {err})") from err
         diverged = sorted(k for k, a in arrays.items() if a.dtype.kind == "f" and not np.isfinite(a).all())
         if diverged:
             raise DENModelError(f"DEN model {str(path)!r} holds non-finite weights ({diverged[:3]}"
@@ -454,6 +477,22 @@ class DEN:
         if note:
             warnings.warn(note, DENModelWarning, stacklevel=2)
         return model
+
+
+def _newer(version: str, than: str) -> bool:
+    """Whether den ``version`` ("0.4.1") is later than ``than``, comparing the leading numbers
+    of each dotted part; False where either does not read as such."""
+    def parts(text):
+        numbers = []
+        for piece in text.split("+")[0].split("."):
+            digits = re.match(r"\d+", piece)
+            if digits is None:
+                break
+            numbers.append(int(digits[0]))
+        return numbers
+
+    a, b = parts(version), parts(than)
+    return bool(a) and bool(b) and a > b
 
 
 def _den_version() -> str:
