@@ -154,9 +154,6 @@ def load_model(model: str | os.PathLike | DEN) -> DEN:
         raise DENModelError("the DEN model path is empty; give the .npz file written by `den pretrain` "
                             "(or DEN.save), or leave the model out for the shipped one")
     path = Path(model).expanduser()  # "~/models/den.npz"
-    if path.is_dir():
-        raise DENModelError(f"DEN model {str(path)!r} is a directory, not a model file; give the "
-                            f".npz file written by `den pretrain` (or DEN.save)")
     try:
         stat = path.stat()
         # the inode too: a save renames a new file into place, and two models of one architecture
@@ -211,10 +208,7 @@ def fit_table(settings: FitSettings, X, y, X_unlabeled=None, *, support_name: st
         raise DENInputError(f"variant must be one of {VARIANTS} (or None: the preset's), "
                             f"got {settings.variant!r}")
     # settings the variant (the preset's, or the one given) would silently ignore
-    changed = [field.name for field in dataclasses.fields(FitSettings)
-               if field.name.startswith("finetune_")
-               and getattr(settings, field.name) != field.default
-               and field.name not in VARIANT_SETTINGS[variant]]
+    changed = [name for name in _finetune_settings_given(settings) if name not in VARIANT_SETTINGS[variant]]
     if changed:
         users = [v for v in VARIANTS if set(changed) <= set(VARIANT_SETTINGS[v])]
         presets = [p for v in users for p, entry in PRESETS.items() if entry["variant"] == v]
@@ -333,15 +327,19 @@ def _warn_collapsed(config: FinetuneConfig | None, den: DEN, fitted: FittedTask,
                   f"fine-tuning diverged: lower {rates}", DENInputWarning, stacklevel=3)
 
 
+def _finetune_settings_given(settings: FitSettings) -> list[str]:
+    """The ``finetune_*`` settings given other values than their defaults, in field order."""
+    return [field.name for field in dataclasses.fields(FitSettings)
+            if field.name.startswith("finetune_") and getattr(settings, field.name) != field.default]
+
+
 def _warn_unused_adaptation(settings: FitSettings, variant: str, classes: np.ndarray) -> None:
     """Warn where adaptation settings were given for a task of 3+ classes that the preset
     leaves as pre-trained (preset "default": ``PRESETS[...]["one_vs_rest"]`` False), so they
     change nothing."""
     if variant != "adapt" or len(classes) <= 2 or PRESETS[settings.preset].get("one_vs_rest", True):
         return
-    adaptation = ("finetune_network_steps", "finetune_network_learning_rate", "finetune_ensemble")
-    given = [field.name for field in dataclasses.fields(FitSettings)
-             if field.name in adaptation and getattr(settings, field.name) != field.default]
+    given = [name for name in _finetune_settings_given(settings) if name in VARIANT_SETTINGS["adapt"]]
     if given:
         warnings.warn(f"{', '.join(given)} given, but preset {settings.preset!r} does not adapt a task of "
                       f"{len(classes)} classes (it fits one class against the rest as pre-trained), so "

@@ -486,7 +486,9 @@ def _warn_alike_labels(name: str, full: dict, config: dict) -> None:
         facts = csv_facts(config, dataset)
         if facts is not None and facts["alike"] and (name, dataset) not in _WARNED_ALIKE:
             _WARNED_ALIKE.add((name, dataset))
-            alike = "; ".join(", ".join(map(repr, group)) for group in facts["alike"])
+            from den.data.encoding import listed_groups
+
+            alike = listed_groups(facts["alike"])
             warnings.warn(f"experiments.{name}: dataset {dataset!r} has class labels that differ only "
                           f"in case or spaces ({alike}), read as {facts['classes']} classes; if "
                           f"each such group is one class, write its labels alike in "
@@ -580,12 +582,11 @@ def csv_facts(config: dict, dataset: str) -> dict | None:
         except Exception:  # a file that does not read: its job says why, in its log
             _CSV_FACTS[key] = None
         else:
+            from den.data.encoding import alike_labels
+
             labels = [str(c) for c in (task.classes if task.classes is not None else range(task.n_classes))]
-            groups: dict[str, list[str]] = {}
-            for label in labels:
-                groups.setdefault(label.strip().casefold(), []).append(label)
             _CSV_FACTS[key] = {"classes": task.n_classes, "rows": task.n_rows, "labels": labels,
-                               "alike": [g for g in groups.values() if len(g) > 1]}
+                               "alike": alike_labels(labels)}
     return _CSV_FACTS[key]
 
 
@@ -610,7 +611,9 @@ def _check_binary_pretraining(name: str, full: dict, config: dict) -> None:
             listed = "" if facts is None else \
                 " (" + ", ".join(map(repr, facts["labels"][:10])) + (", ..." if classes > 10 else "") + ")"
             if facts is not None and facts["alike"]:
-                alike = "; ".join(", ".join(map(repr, group)) for group in facts["alike"])
+                from den.data.encoding import listed_groups
+
+                alike = listed_groups(facts["alike"])
                 raise ConfigError(f"experiments.{name}: DEN's binary head would pre-train on {dataset!r}, "
                                   f"which has {classes} classes{listed}, some of them differing only "
                                   f"in case or spaces ({alike}); if each such group is one class, "

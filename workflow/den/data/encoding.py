@@ -773,17 +773,28 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
             raise DENInputError(f"{what} has continuous values ({fractional[0]:g} is not a whole "
                                 f"number): DEN is a classifier; give class labels (integers or "
                                 f"strings), or bin a regression target into classes")
-    alike: dict[str, list[str]] = {}
-    for label in classes:
-        if isinstance(label, str):
-            alike.setdefault(label.strip().lower(), []).append(str(label))
-    alike = {key: labels for key, labels in alike.items() if len(labels) > 1}
+    alike = alike_labels(classes)
     if alike:
-        shown = "; ".join(", ".join(map(repr, labels)) for labels in alike.values())
+        shown = listed_groups(alike)
         warnings.warn(f"{what}: classes that differ only in case or spaces ({shown}) are "
                       f"different classes; if they are one, write them alike "
                       f"(e.g. y.str.strip().str.lower())", DENInputWarning, stacklevel=3)
     return codes.astype(np.int32), classes
+
+
+def alike_labels(labels) -> list[list[str]]:
+    """The groups (two or more each) of text ``labels`` that differ only in case or surrounding
+    spaces ("pos", "Pos", "pos "), each in the order given: read as that many classes."""
+    groups: dict[str, list[str]] = {}
+    for label in labels:
+        if isinstance(label, str):
+            groups.setdefault(label.strip().lower(), []).append(str(label))  # np.str_ as text
+    return [group for group in groups.values() if len(group) > 1]
+
+
+def listed_groups(groups: list[list[str]]) -> str:
+    """``alike_labels``' groups as a message shows them: "'Pos', 'pos'; 'No', 'no'"."""
+    return "; ".join(", ".join(map(repr, group)) for group in groups)
 
 
 # The separators a CSV file may use; the first lines decide (``_separator``).
@@ -860,7 +871,8 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
         return _parse(data, sep, index_col, dtype=str, usecols=usecols, **options)
 
     frame = _number_formats(frame, reread, sep, where, like)
-    frame = _text_markers_kept(frame, reread, names, target, na_values)
+    if any(text in data for text in _PANDAS_NA_TEXTS):  # else nothing to give back: no second read
+        frame = _text_markers_kept(frame, reread, names, target, na_values)
     frame.attrs["separator"] = sep
     if like is not None and (blanks := _blank_lines_between_rows(data, len(frame))):
         warnings.warn(f"{where}: {blanks} blank line(s) between its rows are skipped, so the "
@@ -962,6 +974,13 @@ def _label_texts(labels: pd.Series, texts: pd.Series, where: str) -> pd.Series:
                      name=labels.name)
 
 
+# The texts pandas reads as missing by default (``pd.read_csv``'s na_values, the empty cell
+# aside), as bytes: a file holding none of them has nothing for ``_text_markers_kept`` to give back.
+_PANDAS_NA_TEXTS = tuple(t.encode() for t in (
+    "#N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA",
+    "NULL", "NaN", "None", "n/a", "nan", "null"))
+
+
 def _text_markers_kept(frame: pd.DataFrame, reread, names: list[str], target: str | None,
                        na_values: list[str] | None) -> pd.DataFrame:
     """``frame`` with the texts pandas reads as missing by default ("NA", "None", "null",
@@ -971,8 +990,7 @@ def _text_markers_kept(frame: pd.DataFrame, reread, names: list[str], target: st
     and ``na_values`` stay missing; the label column (``target``) has its own reading."""
     columns = [c for c in frame.columns
                if c != target and c in names and frame[c].isna().any()
-               and (frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]))
-               and frame[c].dropna().map(type).eq(str).all()]
+               and pd.api.types.infer_dtype(frame[c], skipna=True) == "string"]
     if columns:
         written = reread(columns, keep_default_na=False, na_values=[""] + list(na_values or []))
         for column in columns:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import threading
 import warnings
 from pathlib import Path
@@ -459,7 +458,9 @@ class DEN:
             model = cls(config, metadata=metadata)
             model.network.set_weights_dict(arrays)
         except (ValueError, KeyError, TypeError) as err:
-            newer = version is not None and _newer(version, _den_version())
+            from den._dependencies import _version_tuple
+
+            newer = version is not None and _version_tuple(version) > _version_tuple(_den_version())
             if newer or (computation is not None and computation > COMPUTATION):
                 raise DENModelError(f"DEN model {str(path)!r} was saved by a newer den ({version}, "
                                     f"computation {computation}) than this one ({_den_version()}, "
@@ -477,22 +478,6 @@ class DEN:
         if note:
             warnings.warn(note, DENModelWarning, stacklevel=2)
         return model
-
-
-def _newer(version: str, than: str) -> bool:
-    """Whether den ``version`` ("0.4.1") is later than ``than``, comparing the leading numbers
-    of each dotted part; False where either does not read as such."""
-    def parts(text):
-        numbers = []
-        for piece in text.split("+")[0].split("."):
-            digits = re.match(r"\d+", piece)
-            if digits is None:
-                break
-            numbers.append(int(digits[0]))
-        return numbers
-
-    a, b = parts(version), parts(than)
-    return bool(a) and bool(b) and a > b
 
 
 def _den_version() -> str:
