@@ -871,8 +871,7 @@ def read_table(path, what: str = "table", like: pd.DataFrame | None = None,
         return _parse(data, sep, index_col, dtype=str, usecols=usecols, **options)
 
     frame = _number_formats(frame, reread, sep, where, like)
-    if any(text in data for text in _PANDAS_NA_TEXTS):  # else nothing to give back: no second read
-        frame = _text_markers_kept(frame, reread, names, target, na_values)
+    frame = _text_markers_kept(frame, reread, names, target, na_values)
     frame.attrs["separator"] = sep
     if like is not None and (blanks := _blank_lines_between_rows(data, len(frame))):
         warnings.warn(f"{where}: {blanks} blank line(s) between its rows are skipped, so the "
@@ -972,13 +971,6 @@ def _label_texts(labels: pd.Series, texts: pd.Series, where: str) -> pd.Series:
             return labels
     return pd.Series(np.where(given, written.to_numpy(), None), index=labels.index, dtype=object,
                      name=labels.name)
-
-
-# The texts pandas reads as missing by default (``pd.read_csv``'s na_values, the empty cell
-# aside), as bytes: a file holding none of them has nothing for ``_text_markers_kept`` to give back.
-_PANDAS_NA_TEXTS = tuple(t.encode() for t in (
-    "#N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA",
-    "NULL", "NaN", "None", "n/a", "nan", "null"))
 
 
 def _text_markers_kept(frame: pd.DataFrame, reread, names: list[str], target: str | None,
