@@ -153,3 +153,21 @@ def test_spooled_rows_read_back_any_slice_of_rows_from_an_unnamed_file(tmp_path)
         with pytest.raises(TypeError, match="consecutive rows"):
             rows[3]
     assert rows._file.closed
+
+
+def test_atomic_write_syncs_the_data_before_the_rename(tmp_path, monkeypatch):
+    """After a crash the path holds the old file or the whole new one: the new file's data is
+    synced to the disk before it takes the name."""
+    import den.io as module
+
+    events = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(module.os, "fsync", lambda fd: (events.append(("fsync", os.fstat(fd).st_size)),
+                                                        real_fsync(fd)))
+    monkeypatch.setattr(module.os, "replace", lambda a, b: (events.append(("replace", None)),
+                                                            real_replace(a, b)))
+    (tmp_path / "out.csv").write_text("old\n")
+    with atomic_write(tmp_path / "out.csv", "w") as handle:
+        handle.write("a,b\n" * 1000)
+    assert events == [("fsync", 4000), ("replace", None)]
+    assert (tmp_path / "out.csv").read_text() == "a,b\n" * 1000

@@ -397,3 +397,28 @@ def test_a_changed_cut_setting_is_named_and_tasks_may_come_from_a_generator(tmp_
                  progress=None)
     model = pretrain((t for t in tasks), ModelConfig(**SMALL), PretrainConfig(**settings), progress=None)
     assert len(model.metadata["pretrained_on"]) == 2
+
+
+def test_steps_per_second_leaves_out_the_final_checkpoint_write(tmp_path, monkeypatch):
+    """The model's steps_per_s times the steps, not the checkpoint written after the last one
+    (on a short run that write made it read far below the progress line)."""
+    import time
+
+    import den.train.pretrain as module
+
+    tasks = make_tasks(2, seed=2, rows=(60, 80), features=(2, 3))
+    settings = dict(query_rows=16, support_rows=16, checkpoint_every=1000, seed=4)
+    written = []
+    plain_write = module.atomic_write
+
+    def slow_write(path, mode="wb"):
+        if str(path).endswith("history.json"):  # only the final checkpoint writes it here
+            written.append(path)
+            time.sleep(2.0)
+        return plain_write(path, mode)
+
+    monkeypatch.setattr(module, "atomic_write", slow_write)
+    model = pretrain(tasks, ModelConfig(**SMALL), PretrainConfig(steps=6, **settings),
+                     checkpoint_dir=tmp_path / "ckpt", progress=None)
+    assert len(written) == 1  # the final checkpoint was written, slowly
+    assert model.metadata["steps_per_s"] > 5 / 2.0  # five timed steps of a tiny model: well under 2 s

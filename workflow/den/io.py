@@ -52,6 +52,9 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb"):
         with os.fdopen(fd, mode) as handle:
             os.chmod(tmp, permissions)
             yield handle
+            handle.flush()
+            os.fsync(handle.fileno())  # the data reaches the disk before the name does: after a
+            # crash the path holds the old file or the new one, never an empty new one
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

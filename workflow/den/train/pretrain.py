@@ -516,6 +516,7 @@ def _pretrain(tasks, model_config: ModelConfig | None, config: PretrainConfig | 
             bar.update(done, loss=float(np.mean(running)))
             if manager is not None and done % config.checkpoint_every == 0:
                 save_checkpoint()
+    ended = time.perf_counter()  # the final checkpoint's write below is not a step's time
     diverged = [v.name for v in variables if not np.isfinite(v.numpy()).all()]
     if diverged:  # a finite loss over weights that overflow (e.g. a huge learning rate)
         raise DENError(f"pre-training diverged: weights {diverged[:3]} are not finite; pre-train "
@@ -524,7 +525,7 @@ def _pretrain(tasks, model_config: ModelConfig | None, config: PretrainConfig | 
         save_checkpoint()
     steps_per_s = None
     if timed_from is not None and config.steps > timed_from[0]:
-        steps_per_s = (config.steps - timed_from[0]) / (time.perf_counter() - timed_from[1])
+        steps_per_s = (config.steps - timed_from[0]) / (ended - timed_from[1])
     model.metadata = {
         "pretrained_on": [t.name for t in tasks],
         "pretrain": config.to_dict(),
