@@ -306,8 +306,8 @@ def test_a_sweep_tables_csv_holds_the_numbers_of_its_tex():
     assert note_single_repeats(tex) == tex  # every cell has its standard error
     single = latex_sweep_table(scores[scores["repeat"] == 0], "auc", ["den"], "cap", "table:r")
     noted = note_single_repeats(single)
-    assert "(--)" in single and noted.count("(--): one repeat, so no standard error") == 1
-    assert noted.index("(--): one repeat") < noted.index("\\end{center}")
+    assert "(--)" in single and noted.count("(--): one scored repeat, so no standard error") == 1
+    assert noted.index("(--): one scored repeat") < noted.index("\\end{center}")
     # a method the sweep leaves alone (a classical reference) gets a block of its own rows
     reference = scores.assign(method="rf", auc=[0.8, 0.8, 0.95, 0.95] * 2)
     both = latex_sweep_table(pd.concat([scores, reference]), "auc", ["den", "rf"], "cap", "table:r")
@@ -1310,3 +1310,139 @@ def test_dataset_entries_and_comparisons_a_job_would_refuse_stop_the_plan(tmp_pa
         experiments({**config, "experiments": {**config["experiments"], "u": {**other, "compare_to": "t"}}})
     assert experiments({**config, "experiments": {**config["experiments"],
                                                   "u": {**other, "n_support": 50, "compare_to": "t"}}})
+
+
+
+def _bold_cells(rows: dict, dataset: str) -> list[tuple[str, bool]]:
+    """(printed mean, bold) of each method cell of a LaTeX per-dataset table's row."""
+    cells = rows[dataset].rstrip(" \\").split(" & ")[1:]
+    return [(c.replace("\\textbf{", "").split(" (")[0].rstrip("}"), c.startswith("\\textbf")) for c in cells]
+
+
+def test_bold_and_wins_follow_the_means_as_printed():
+    """The best of a row is judged on the printed means: every cell printing the highest value
+    is bold and no bold cell prints below another (pandas' round, used before, judged 51.225 as
+    51.22 while it printed 51.23, and so bolded a lower number and counted a win it was not)."""
+    rng = np.random.default_rng(5)
+    datasets = [f"d{i}" for i in range(60)]
+    values = rng.integers(1020, 1040, size=(3, 60, 2)) / 2000  # means of two end in 5 at the 3rd decimal
+    scores = pd.DataFrame([{"dataset": d, "repeat": r, "method": m, "auc": values[k, i, r]}
+                           for k, m in enumerate(["den", "rf", "lr"]) for i, d in enumerate(datasets)
+                           for r in (0, 1)])
+    # den's 51.225 prints 51.23 (pandas rounds it to 51.22, rf's value); its 51.575 prints 51.57
+    # (pandas: 51.58, rf's value)
+    cases = {"p1": {"den": (0.512, 0.5125), "rf": (0.5122, 0.5122), "lr": (0.4, 0.4)},
+             "p2": {"den": (0.5155, 0.516), "rf": (0.5158, 0.5158), "lr": (0.4, 0.4)}}
+    scores = pd.concat([scores, pd.DataFrame([{"dataset": d, "repeat": r, "method": m, "auc": v[r]}
+                                              for d, case in cases.items() for m, v in case.items()
+                                              for r in (0, 1)])])
+    datasets += list(cases)
+    per, summary = reference_differences(scores, "auc", "den", ["rf", "lr"])
+    tex = latex_dataset_table(dataset_summary(scores, "auc"), ["den", "rf", "lr"], {}, "cap", "t",
+                              reference=(per, summary))
+    rows = {line.split(" & ")[0]: line for line in tex.splitlines() if " & " in line}
+    beats = 0
+    for d in datasets:
+        cells = _bold_cells(rows, d)[:3]
+        top = max(float(text) for text, _ in cells)
+        assert [bold for _, bold in cells] == [float(text) == top for text, _ in cells], rows[d]
+        beats += float(cells[0][0]) > max(float(cells[1][0]), float(cells[2][0]))
+        assert per.at[d, "beats"] == (float(cells[0][0]) > max(float(cells[1][0]), float(cells[2][0])))
+    assert summary["beats"] == beats and f"beats all on {beats} of 62" in tex
+    assert _bold_cells(rows, "p1")[:3] == [("51.23", True), ("51.22", False), ("40.00", False)]
+    assert _bold_cells(rows, "p2")[:3] == [("51.57", False), ("51.58", True), ("40.00", False)]
+    md = markdown_dataset_table(dataset_summary(scores, "auc"), ["den", "rf", "lr"], {}).splitlines()
+    for line in md[2:-2]:
+        cells = [c.strip() for c in line.strip("|").split("|")][1:]
+        printed = [float(c.strip("*").split(" (")[0]) for c in cells]
+        assert [c.startswith("**") for c in cells] == [p == max(printed) for p in printed], line
+
+
+def test_means_that_print_alike_are_both_bold_in_the_mean_rows_and_method_tables():
+    """77.5 and 77.49999999999999 (the same four AUCs summed in another order) print alike and
+    are both the best: both bold (only the first was)."""
+    scores = pd.DataFrame({"dataset": ["a", "a", "b", "b"] * 2, "repeat": [0, 1] * 4,
+                           "method": ["den"] * 4 + ["lr"] * 4,
+                           "auc": [0.71, 0.83, 0.94, 0.62, 0.83, 0.62, 0.94, 0.71]})
+    summary = method_summary(scores, "auc", ["den", "lr"])
+    assert summary.loc["den", "mean"] != summary.loc["lr", "mean"]  # the float noise this is about
+    tex = latex_method_table(summary, "auc", {}, "cap", "t")
+    assert "den & \\textbf{77.50}" in tex and "lr & \\textbf{77.50}" in tex
+    per_dataset = dataset_summary(scores.assign(dataset="a"), "auc")
+    rows = {line.split(" & ")[0]: line for line in
+            latex_dataset_table(per_dataset, ["den", "lr"], {}, "cap", "t").splitlines() if " & " in line}
+    assert rows["Mean"] == "Mean & \\textbf{77.50} & \\textbf{77.50} \\\\"
+    md = markdown_dataset_table(per_dataset, ["den", "lr"], {}).splitlines()
+    assert md[-2] == "| Mean | **77.50** | **77.50** |"
+
+
+def test_a_difference_that_prints_as_zero_has_no_minus_sign_and_labels_keep_markdown_cells():
+    scores = pd.DataFrame({"dataset": ["a", "a"] * 2, "repeat": [0, 1] * 2,
+                           "method": ["den"] * 2 + ["rf"] * 2, "auc": [0.7, 0.1 + 0.2, 0.7, 0.3]})
+    scores.loc[1, "auc"], scores.loc[3, "auc"] = 0.3, 0.1 + 0.2  # now -5.6e-17
+    per, summary = reference_differences(scores, "auc", "den", ["rf"])
+    assert per.at["a", "diff"] < 0
+    md = markdown_dataset_table(dataset_summary(scores, "auc"), ["den", "rf"], {"den": "DEN | PLF"},
+                                (per, summary)).splitlines()
+    assert md[0] == "| Dataset | DEN \\| PLF | rf | DEN \\| PLF - rf |"
+    assert md[2].endswith("| +0.00 (0.00) |") and "-0.00" not in "\n".join(md)
+    assert all(line.replace("\\|", "").count("|") == 5 for line in md)
+
+
+def test_a_sweep_over_flags_texts_or_small_numbers_makes_its_table_and_figure():
+    """Swept values that are not plain numbers (true/false, null, 1e-05, -0.5) are kept, as
+    labels where not numbers; the table and figure jobs failed on them after every
+    evaluation had run."""
+    from den.report.tables import latex_sweep_table, plot_sweep, sweep_summary, sweep_values
+
+    def scores(settings):
+        return pd.DataFrame({"setting": [s for s in settings for _ in range(2)], "dataset": "a",
+                             "repeat": [0, 1] * len(settings), "method": "den",
+                             "auc": np.linspace(0.6, 0.9, 2 * len(settings))})
+
+    flags = scores(["gated_pooling-False", "gated_pooling-True"])
+    assert sweep_values(flags)["sweep_value"].tolist() == ["False", "False", "True", "True"]
+    tex = latex_sweep_table(flags, "auc", ["den"], "cap", "t")
+    assert "\nFalse & 65.00 (5.00) \\\\" in tex and "\nTrue & \\textbf{85.00} (5.00) \\\\" in tex
+    assert sweep_summary(flags, "auc").index.get_level_values(0).tolist() == ["False", "True"]
+    plot_sweep(flags, "auc", ["den"], "title")
+    small = scores(["learning_rate-1e-05", "learning_rate-0.001", "shift--0.5"][:2])
+    assert sweep_values(small)["sweep_key"].unique().tolist() == ["learning_rate"]
+    assert sweep_values(small)["sweep_value"].tolist() == [1e-05, 1e-05, 0.001, 0.001]
+    assert "\n1e-05 & 65.00" in latex_sweep_table(small, "auc", ["den"], "cap", "t")
+    assert sweep_values(scores(["shift--0.5"]))["sweep_value"].tolist() == [-0.5, -0.5]
+    nulls = scores(["max_tuples-None", "max_tuples-625"])
+    assert sweep_values(nulls)["sweep_value"].tolist() == ["None", "None", "625", "625"]
+    assert "\nNone & 65.00" in latex_sweep_table(nulls, "auc", ["den"], "cap", "t")
+
+
+def test_unscored_splits_are_named_under_the_table_and_not_counted_as_repeats():
+    from den.report.tables import note_unscored
+
+    scores = pd.DataFrame({"dataset": ["a"] * 3 + ["b"] * 3, "repeat": [0, 1, 2] * 2, "method": "den",
+                           "auc": [0.8, np.nan, np.nan, 0.7, 0.6, 0.9]})
+    assert describe_run(scores, latex=False) == "2 datasets (a, b) x 3 repeats"
+    assert describe_run(scores, latex=False, metric="auc") == "2 datasets (a, b) x 1-3 repeats"
+    tex = latex_dataset_table(dataset_summary(scores, "auc"), ["den"], {}, "cap", "t")
+    noted = note_unscored(tex, scores, "auc")
+    assert "2 of 6 evaluations have no auc (a repeats 1, 2) and are left out of every mean" in noted
+    assert noted.index("have no auc") < noted.index("\\end{center}")
+    assert note_unscored(tex, scores.fillna(0.5), "auc") == tex
+
+
+def test_compare_to_a_sweep_is_refused():
+    """A sweep scores each split once per swept value, so an improvement over it (or of it)
+    mixed every value into one number, counting each split once per value."""
+    config = {"datasets": {name: {"source": "sklearn"} for name in ("a", "p")},
+              "methods": {"den": {"kind": "den"}},
+              "experiments": {"sw": {"datasets": ["a"], "methods": ["den"], "pretrain_on": ["p"],
+                                     "sweep": {"order": [1, 2, 3]}, "per_dataset": False},
+                              "t": {"datasets": ["a"], "methods": ["den"], "pretrain_on": ["p"],
+                                    "compare_to": "sw"}}}
+    with pytest.raises(ConfigError, match="experiments.t.compare_to: 'sw' sweeps order, so its splits"):
+        experiments(config)
+    config["experiments"]["sw"]["compare_to"], config["experiments"]["t"]["compare_to"] = "t", None
+    with pytest.raises(ConfigError, match="experiments.sw.compare_to: 'sw' sweeps order"):
+        experiments(config)
+    del config["experiments"]["sw"]["compare_to"]
+    assert set(experiments(config)) == {"sw", "t"}

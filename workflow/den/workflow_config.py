@@ -436,6 +436,13 @@ def experiments(config: dict) -> dict[str, dict]:
         if other == name:
             raise ConfigError(f"experiments.{name}.compare_to: an experiment compared with itself "
                               f"improves on nothing; name another experiment")
+        if other is not None and (full["sweep"] or config["experiments"][other].get("sweep")):
+            swept = name if full["sweep"] else other
+            raise ConfigError(f"experiments.{name}.compare_to: {swept!r} sweeps "
+                              f"{next(iter(full['sweep'] or config['experiments'][other]['sweep']))}, "
+                              f"so its splits are scored once per swept value and an improvement "
+                              f"would mix them; compare experiments without a sweep (an experiment "
+                              f"with the one setting as its model)")
         if other is not None and not set(full["datasets"]) & set(config["experiments"][other]["datasets"]):
             raise ConfigError(f"experiments.{name}.compare_to: {other!r} evaluates none of this "
                               f"experiment's datasets, so every paired improvement would be empty")

@@ -13,7 +13,8 @@ sm = snakemake  # noqa: F821
 spec = sm.params.experiment
 with log_to(sm.log[0]):
     scores = tables.collect(sm.input.scores)
-    caption = f"{spec['caption']} ({tables.describe_run(scores)}; {spec['n_support']} support rows)".lstrip()
+    run = tables.describe_run(scores, metric=spec["metric"])  # the repeats scored
+    caption = f"{spec['caption']} ({run}; {spec['n_support']} support rows)".lstrip()
     label = spec["latex_label"] or f"table:{sm.wildcards.experiment}"
     datasets, reference = tables.dataset_summary(scores, spec["metric"]), None
     if spec["sweep"]:
@@ -40,7 +41,7 @@ with log_to(sm.log[0]):
                                              labels, caption, label, reference, among)
         else:
             tex = tables.latex_method_table(summary, spec["metric"], labels, caption, label, among)
-    tex = tables.note_single_repeats(tex)
+    tex = tables.note_unscored(tables.note_single_repeats(tex), scores, spec["metric"])
     with atomic_write(sm.output.tex, "w") as handle:
         handle.write(tex)
     with atomic_write(sm.output.csv, "w") as handle:

@@ -125,7 +125,7 @@ def reference_differences(scores: pd.DataFrame, metric: str, method: str,
     paired = mine.merge(theirs, on=keys, suffixes=("", "_best"))
     diff = 100 * (paired[metric] - paired[f"{metric}_best"])
     grouped = diff.groupby(paired["dataset"])
-    shown = means.round(2)
+    shown = as_printed(means)
     per_dataset = pd.DataFrame({"diff": grouped.mean(),
                                 "diff_se": grouped.std(ddof=1) / np.sqrt(grouped.count()),
                                 "beats": shown[method] > shown[classical].max(axis=1)}).sort_index()
@@ -182,8 +182,9 @@ def _reference_cells(reference, labels: dict[str, str], datasets) -> tuple | Non
         return None
     per_dataset, summary = reference
 
-    def signed(value, se):
-        return "--" if not np.isfinite(value) else f"{value:+.2f} ({_fmt(se)})"
+    def signed(value, se):  # a difference that prints as zero has no sign (float noise)
+        text = "--" if not np.isfinite(value) else f"{value:+.2f}".replace("-0.00", "+0.00")
+        return text if text == "--" else f"{text} ({_fmt(se)})"
 
     method, best = summary["method"], summary["best"]
     rows = {d: signed(per_dataset.at[d, "diff"], per_dataset.at[d, "diff_se"]) if d in per_dataset.index
@@ -195,6 +196,22 @@ def _reference_cells(reference, labels: dict[str, str], datasets) -> tuple | Non
 
 def _fmt(value: float, digits: int = 2) -> str:
     return "--" if not np.isfinite(value) else f"{value:.{digits}f}"
+
+
+def as_printed(values):
+    """``values`` (a number, Series or DataFrame) as a table prints them, 2 decimals, back as
+    floats: the best of a row or column is judged on these, so two cells that print alike
+    tie and a bold cell never prints below another. (pandas' ``round`` rounds halves to even
+    on the binary value, which disagrees with the printed text for about a quarter of the
+    means of two repeats that end in 5.)"""
+    def one(value):
+        return float(f"{value:.2f}") if np.isfinite(value) else np.nan
+
+    if isinstance(values, pd.DataFrame):
+        return values.apply(lambda column: column.map(one))
+    if isinstance(values, pd.Series):
+        return values.map(one)
+    return one(values)
 
 
 def _note(text: str) -> str:
@@ -235,7 +252,7 @@ def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str
             them. None: all methods.
     """
     among = summary.index.isin(best_among) if best_among else np.ones(len(summary), bool)
-    best_mean, best_pct = summary["mean"][among].max(), summary["best_pct"].max()
+    best_mean, best_pct = as_printed(summary["mean"][among]).max(), as_printed(summary["best_pct"]).max()
     extra = "improvement" in summary.columns
     ranked = len(summary) > 1  # one method is best everywhere: no % Best column
     head = f"Method & {METRIC_LABELS[metric]}" + (" & \\% Best" if ranked else "") + \
@@ -243,10 +260,10 @@ def latex_method_table(summary: pd.DataFrame, metric: str, labels: dict[str, str
     body = []
     for (method, row), judged in zip(summary.iterrows(), among):
         mean = _fmt(row["mean"])
-        if judged and np.isfinite(row["mean"]) and row["mean"] == best_mean:
+        if judged and np.isfinite(row["mean"]) and as_printed(row["mean"]) == best_mean:
             mean = f"\\textbf{{{mean}}}"
         pct = _fmt(row["best_pct"]) + ("\\%" if np.isfinite(row["best_pct"]) else "")
-        if row["best_pct"] == best_pct:
+        if as_printed(row["best_pct"]) == best_pct:
             pct = f"\\textbf{{{pct}}}"
         name = latex_escape(labels.get(method, method))
         cells = f"{name} & {mean} ({_fmt(row['se'])})" + (f" & {pct}" if ranked else "")
@@ -272,7 +289,7 @@ def _dataset_grid(per_dataset: pd.DataFrame, methods: list[str], best_among: lis
     methods only (the others are never bold and win nothing)."""
     means = per_dataset.pivot(index="dataset", columns="method", values="mean").reindex(columns=methods)
     ses = per_dataset.pivot(index="dataset", columns="method", values="se").reindex(columns=methods)
-    shown = means.round(2)
+    shown = as_printed(means)
     judged = [m for m in methods if not best_among or m in best_among]
     best = shown.eq(shown[judged].max(axis=1), axis=0) & np.isin(methods, judged)[None, :]
     return means, ses, best, best.sum(axis=0)
@@ -332,7 +349,8 @@ def latex_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels: d
         body.append(latex_escape(dataset) + " & " + " & ".join(cells) + " \\\\")
     body.append("\\midrule")
     judged = [m for m in methods if not best_among or m in best_among]
-    mean_cells = [bold(_fmt(overall[m])) if m in judged and overall[m] == overall[judged].max()
+    shown = as_printed(overall)
+    mean_cells = [bold(_fmt(overall[m])) if m in judged and shown[m] == shown[judged].max()
                   else _fmt(overall[m]) for m in methods]
     body.append("Mean & " + " & ".join(mean_cells + ([extra[2]] if extra else [])) + " \\\\")
     win_cells = [bold(wins[m]) if m in judged and wins[m] == wins.max() else
@@ -350,14 +368,15 @@ def markdown_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels
     means, ses, best, wins = _dataset_grid(per_dataset, methods)
     overall = means.mean(axis=0)
     extra = _reference_cells(reference, labels, means.index)
-    heads = [labels.get(m, m) for m in methods] + ([extra[0]] if extra else [])
+    heads = [_markdown_cell(h) for h in [labels.get(m, m) for m in methods] + ([extra[0]] if extra else [])]
     lines = ["| Dataset | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
     for dataset in means.index:
         cells = [f"{_fmt(means.at[dataset, m])} ({_fmt(ses.at[dataset, m])})" for m in methods]
         cells = [f"**{c}**" if best.at[dataset, m] else c for c, m in zip(cells, methods)]
         cells += [extra[1][dataset]] if extra else []
-        lines.append(f"| {dataset} | " + " | ".join(cells) + " |")
-    mean_cells = [f"**{_fmt(overall[m])}**" if overall[m] == overall.max() else _fmt(overall[m])
+        lines.append(f"| {_markdown_cell(dataset)} | " + " | ".join(cells) + " |")
+    shown = as_printed(overall)
+    mean_cells = [f"**{_fmt(overall[m])}**" if shown[m] == shown.max() else _fmt(overall[m])
                   for m in methods]
     lines.append("| Mean | " + " | ".join(mean_cells + ([extra[2]] if extra else [])) + " |")
     win_cells = [f"**{wins[m]}**" if wins[m] == wins.max() else str(wins[m]) for m in methods]
@@ -365,20 +384,43 @@ def markdown_dataset_table(per_dataset: pd.DataFrame, methods: list[str], labels
     return "\n".join(lines) + "\n"
 
 
+def _markdown_cell(text) -> str:
+    """Text for a Markdown table cell: a "|" would end the cell, so it is escaped."""
+    return str(text).replace("|", "\\|")
+
+
 def note_single_repeats(tex: str) -> str:
     """``tex`` with a line under its table saying what "(--)" means where a cell has no
     standard error (a single repeat), so a reader does not take it for a failure."""
     if "(--)" not in tex:
         return tex
-    note = _note("(--): one repeat, so no standard error; such a cell is a single split's score.")
+    note = _note("(--): one scored repeat, so no standard error; such a cell is a single split's score.")
     return tex.replace("\\end{center}\n", note + "\n\\end{center}\n", 1)
 
 
-def describe_run(scores: pd.DataFrame, latex: bool = True) -> str:
-    """'k datasets (a, b, ...) x R repeats', so a small run is never taken for the paper's."""
+def note_unscored(tex: str, scores: pd.DataFrame, metric: str) -> str:
+    """``tex`` with a line under its table naming the splits that have no ``metric`` (e.g. an
+    AUC where the query rows hold one class), which every mean and count leaves out; ``tex``
+    unchanged when every split is scored."""
+    missing = scores[scores[metric].isna()]
+    if missing.empty:
+        return tex
+    where = missing.groupby("dataset")["repeat"].unique()
+    listed = "; ".join(f"{latex_escape(d)} repeat{'s' if len(r) > 1 else ''} "
+                       f"{', '.join(str(x) for x in sorted(r))}" for d, r in where.items())
+    note = _note(f"{len(missing)} of {len(scores)} evaluations have no {metric} ({listed}) and are "
+                 f"left out of every mean and count.")
+    return tex.replace("\\end{center}\n", note + "\n\\end{center}\n", 1)
+
+
+def describe_run(scores: pd.DataFrame, latex: bool = True, metric: str | None = None) -> str:
+    """'k datasets (a, b, ...) x R repeats', so a small run is never taken for the paper's.
+    With ``metric``, R counts the repeats scored on it (``note_unscored`` says what was not)."""
     datasets = sorted(scores["dataset"].unique())
     keys = (["setting"] if "setting" in scores.columns else []) + ["dataset", "method"]
-    repeats = scores.groupby(keys).size()
+    scored = scores if metric is None else scores.assign(scored=scores[metric].notna())
+    repeats = (scored.groupby(keys).size() if metric is None
+               else scored.groupby(keys)["scored"].sum().astype(int))
     r = f"{repeats.min()}" if repeats.min() == repeats.max() else f"{repeats.min()}-{repeats.max()}"
     sets = "dataset" if len(datasets) == 1 else "datasets"
     times = "repeat" if r == "1" else "repeats"
@@ -398,11 +440,21 @@ def latex_escape(text: str) -> str:
 
 
 def sweep_values(scores: pd.DataFrame) -> pd.DataFrame:
-    """Split the "setting" column ("<key>-<value>") into key and numeric value columns."""
-    parts = scores["setting"].str.rsplit("-", n=1, expand=True)
+    """Split the "setting" column ("<key>-<value>") into key and value columns: the value as a
+    number where every swept value is one (order-3, learning_rate-1e-05, shift--0.5), else as
+    its text (gated_pooling-True, max_tuples-None). A key holds no "-" (settings are
+    identifiers), so the value is whatever follows the first one."""
+    parts = scores["setting"].str.split("-", n=1, expand=True)
     out = scores.copy()
-    out["sweep_key"], out["sweep_value"] = parts[0], pd.to_numeric(parts[1])
+    numbers = pd.to_numeric(parts[1], errors="coerce")
+    out["sweep_key"] = parts[0]
+    out["sweep_value"] = numbers if numbers.notna().all() else parts[1]
     return out
+
+
+def _swept(value) -> str:
+    """A swept value as a table row names it: a number compactly (1e-05, 3), a text as is."""
+    return f"{value:g}" if isinstance(value, (int, float, np.number)) else latex_escape(value)
 
 
 def sweep_summary(scores: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -428,7 +480,7 @@ def latex_sweep_table(scores: pd.DataFrame, metric: str, methods: list[str], cap
     summary = sweep_summary(scores[scores["method"].isin(methods)], metric)
     mean, se = summary["mean"].unstack("dataset"), summary["se"].unstack("dataset")
     datasets, named = list(mean.columns), len(methods) > 1
-    best = mean.max(axis=0)
+    best = as_printed(mean).max(axis=0)
     head = " & ".join(["Method"] * named + [latex_escape(key)] + [latex_escape(d) for d in datasets])
     body = []
     for number, method in enumerate(methods):
@@ -439,12 +491,12 @@ def latex_sweep_table(scores: pd.DataFrame, metric: str, methods: list[str], cap
             cells = []
             for d in datasets:
                 shown = _fmt(mean.loc[(value, method), d])
-                if mean.loc[(value, method), d] == best[d]:
+                if as_printed(mean.loc[(value, method), d]) == best[d]:
                     shown = f"\\textbf{{{shown}}}"
                 cells.append(f"{shown} ({_fmt(se.loc[(value, method), d])})")
             name = latex_escape((labels or {}).get(method, method)) if row == 0 else ""
             first = f"{name} & " if named else ""
-            body.append(f"{first}{value:g} & " + " & ".join(cells) + " \\\\")
+            body.append(f"{first}{_swept(value)} & " + " & ".join(cells) + " \\\\")
     return _booktabs(caption, label, "l" + "l" * named + "c" * len(datasets), head, body)
 
 
@@ -458,16 +510,18 @@ def plot_sweep(scores: pd.DataFrame, metric: str, methods: list[str], title: str
 
     data = sweep_values(scores[scores["method"].isin(methods)])
     fig, ax = plt.subplots(figsize=(5, 3.5))
-    for method in methods:
+    present = [m for m in methods if (data["method"] == m).any()]
+    for method in present:
         for dataset, rows in data[data["method"] == method].groupby("dataset"):
             grouped = rows.groupby("sweep_value")[metric]
             mean, se = 100 * grouped.mean(), 100 * grouped.std(ddof=1).fillna(0) / np.sqrt(grouped.count())
             name = f"{dataset}, {method}" if len(methods) > 1 else dataset
             ax.errorbar(mean.index, mean.values, yerr=se.values, marker="o", capsize=3, label=name,
-                        linestyle="-" if method == methods[0] else "--")
+                        linestyle="-" if method == present[0] else "--")
     from matplotlib.ticker import MaxNLocator
 
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # swept counts are whole numbers
+    if pd.api.types.is_numeric_dtype(data["sweep_value"]):  # text values are categories
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # swept counts are whole numbers
     ax.set_xlabel(data["sweep_key"].iloc[0].replace("n_keypoints", "number of PLF keypoints"))
     ax.set_ylabel(f"average test {metric.upper() if metric == 'auc' else metric} (%)")
     ax.set_title(title, fontsize=9)
