@@ -316,3 +316,27 @@ def test_a_baseline_of_ones_own_is_known_once_registered(training_tasks, tmp_pat
     plain, mirror = _held_out_aucs(again)
     print(f"scaled nearest mean: held-out mean AUC {np.mean(plain + mirror):.3f}")
     assert np.mean(plain + mirror) >= 0.7  # nearest class mean reads direction from the support set
+
+
+def test_direct_nns_read_a_column_constant_on_the_support_set_as_the_support_did():
+    """A column constant on the support rows (a zero-inflated feature that is 0 there) gives
+    the network no gradient for its weights: a query value in it moved the prediction by that
+    value times a random weight (two rows differing only there: 0.81 and 1.00)."""
+    import warnings
+
+    from sklearn.base import clone
+
+    from den.baselines.direct import SupportConstantZeroed, direct_predict_proba, make_direct
+
+    rng = np.random.default_rng(0)
+    support = np.c_[rng.normal(size=(50, 2)), np.zeros(50), np.full(50, np.nan)]
+    labels = (support[:, 0] > 0).astype(int)
+    query = np.array([[0.5, 0.0, 0.0, np.nan], [0.5, 0.0, 2000.0, 900.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for hidden in ((8,), (8, 8)):
+            proba = direct_predict_proba("mlp", support, labels, query, 2, hidden=hidden, seed=1)
+            assert proba[0, 1] == pytest.approx(proba[1, 1], abs=1e-12) and proba[0, 1] > 0.6
+    step = SupportConstantZeroed().fit(np.array([[1.0, 2.0], [3.0, 2.0]]))
+    assert step.transform(np.array([[5.0, 7.0]])).tolist() == [[5.0, 0.0]]
+    assert isinstance(clone(make_direct("mlp")).steps[2][1], SupportConstantZeroed)

@@ -1,6 +1,8 @@
 """Direct baselines: classifiers trained on the support set alone (section 5.1 of the paper).
 
-Features are imputed (median of the support set) and standardised on the support set;
+Features are imputed (median of the support set) and standardised on the support set (for the
+NNs, a column constant on the support set is then 0 for the query rows too:
+``SupportConstantZeroed``);
 "direct logistic regression" and "direct NNs" with 1, 2 or 3 hidden layers of 8 ReLU units,
 and the comparators a practitioner asks for first: gradient-boosted trees
 (HistGradientBoostingClassifier, which handles missing values itself) and k-nearest
@@ -20,6 +22,36 @@ import numpy as np
 
 DIRECT_MODELS = ("logistic_regression", "mlp", "gradient_boosting", "knn", "random_forest",
                  "gradient_boosting_small", "logistic_regression_cv")
+
+
+class SupportConstantZeroed:
+    """A pipeline step (after the scaler) that sets to 0 the columns constant on the rows it
+    was fitted on (the support set), for every row it transforms.
+
+    A column constant on the support rows (all 0 in a zero-inflated feature, or all missing
+    and imputed) is 0 there after centring, so a network's weights from it never learn and
+    keep their random start; a query value in it (e.g. 2000, as StandardScaler leaves a
+    constant column unscaled) would then move the prediction by that value times a random
+    weight. The support rows are unchanged; a query row reads such a column as the support
+    did.
+    """
+
+    def fit(self, x, y=None):
+        x = np.asarray(x, dtype=float)
+        self.varies_ = np.ptp(x, axis=0) > 0 if len(x) else np.ones(x.shape[1], bool)
+        return self
+
+    def transform(self, x):
+        return np.where(self.varies_[None, :], np.asarray(x, dtype=float), 0.0)
+
+    def fit_transform(self, x, y=None):
+        return self.fit(x, y).transform(x)
+
+    def get_params(self, deep=True):  # scikit-learn's clone and repr
+        return {}
+
+    def set_params(self, **params):
+        return self
 
 
 def cv_folds(min_class_count: int | None) -> int:
@@ -75,6 +107,8 @@ def make_direct(model: str, hidden: tuple[int, ...] = (8,), seed: int = 0, max_i
         clf = KNeighborsClassifier(n_neighbors=min(5, n_support or 5))
     else:
         raise ValueError(f"direct model must be one of {DIRECT_MODELS}, got {model!r}")
+    if model == "mlp":  # a network's weights from a support-constant column never learn
+        return make_pipeline(impute, StandardScaler(), SupportConstantZeroed(), clf)
     return make_pipeline(impute, StandardScaler(), clf)
 
 
