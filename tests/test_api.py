@@ -1241,3 +1241,61 @@ def test_a_text_column_of_another_value_in_every_row_is_named_at_fit(small_binar
         DENClassifier(model=small_binary_model, preset="fast", min_support_rows=10).fit(few, task.y[:15])
         repeated = frame[:50].assign(note=["x", "y"] * 25)
         DENClassifier(model=small_binary_model, preset="fast").fit(repeated, task.y[:50])
+
+
+def test_labels_scikit_learn_cannot_score_are_refused_at_fit(small_binary_model, table):
+    """Integers or booleans held as Python objects, and bytes, fitted, but scikit-learn's
+    scores cannot read them: score raised and cross_val_score / a grid search gave NaN for
+    every candidate, silently picking the first. They are refused at fit with the conversion."""
+    frame, texts = table
+    labels = (texts == "churn").astype(int)
+    clf = DENClassifier(model=small_binary_model, preset="fast")
+    held = r"held as Python objects .* convert them first: y\.astype"
+    cases = ((pd.Series(labels[:50], dtype=object), rf"integers {held}\(int\)"),
+             (pd.Series(labels[:50] == 1, dtype=object), rf"booleans {held}\(bool\)"),
+             (pd.Series(labels[:50] + 0.0, dtype=object), rf"numbers {held}\(float\)"),
+             (np.where(labels[:50] == 1, b"y", b"n"), r"Unknown label type: support labels are bytes"))
+    for y, message in cases:
+        with pytest.raises(DENInputError, match=message):
+            clf.fit(frame[:50], y)
+    for y in (pd.Series(np.where(labels[:50] == 1, "y", "n"), dtype=object), labels[:50].astype(object) > 0):
+        assert len(clf.fit(frame[:50], y).classes_) == 2  # texts, and numpy booleans
+
+
+def test_bytes_in_feature_columns_are_read_as_text(small_binary_model, table):
+    """scipy.io.arff gives nominal columns as bytes; they are categories like their texts (a
+    pandas error before, with no column named)."""
+    frame, labels = table
+    texts = np.where(np.arange(len(frame)) % 3 == 0, "red", "blue")
+    as_text = frame.assign(shade=texts)
+    as_bytes = frame.assign(shade=[t.encode() for t in texts])
+    clf = DENClassifier(model=small_binary_model, preset="fast")
+    expected = clf.fit(as_text[:50], labels[:50]).predict_proba(as_text[50:])
+    np.testing.assert_array_equal(clf.fit(as_bytes[:50], labels[:50]).predict_proba(as_bytes[50:]), expected)
+    np.testing.assert_array_equal(clf.predict_proba(as_text[50:]), expected)  # a query in texts
+    array = np.array([[t.encode()] for t in texts])  # a numpy bytes array (dtype S)
+    assert array.dtype.kind == "S"
+    codes = clf.fit(array[:50], labels[:50]).predict_proba(array[50:])
+    assert codes.shape == (len(frame) - 50, 2)
+
+
+def test_labels_that_read_as_one_number_warn_in_the_api_too(small_binary_model, table):
+    frame, labels = table
+    y = np.where(labels[:50] == "churn", "01", "1")
+    with pytest.warns(DENInputWarning, match=r"support labels: texts that read as one number "
+                                             r"\('01', '1'\) are read as written, different classes"):
+        clf = DENClassifier(model=small_binary_model, preset="fast").fit(frame[:50], y)
+    assert clf.classes_.tolist() == ["01", "1"]
+
+
+@pytest.mark.parametrize(("setting", "value", "switch"), [
+    ("finetune_early_stopping_tolerance", 2.0, "finetune_early_stopping is off"),
+    ("finetune_output_scaling_learning_rate", 5.0, "finetune_output_scaling is off"),
+    ("finetune_feature_counts_tolerance", 3.0, "finetune_feature_counts is empty")])
+def test_a_setting_of_a_fine_tuning_switch_that_is_off_is_refused(small_binary_model, table, setting, value,
+                                                                   switch):
+    """These were ignored without a word (a grid over them repeated one fit)."""
+    frame, labels = table
+    clf = DENClassifier(model=small_binary_model, preset="paper", **{setting: value})
+    with pytest.raises(DENInputError, match=f"{setting} {value} is given, but {switch}, so it would be "):
+        clf.fit(frame[:50], labels[:50])

@@ -973,8 +973,8 @@ def test_labels_are_the_texts_written_where_numbers_would_merge_them(tmp_path, m
     assert main(_predict_args(model, tmp_path / "zips.csv", query, out) + ["--preset", "fast"]) == 0
     assert list(pd.read_csv(out, dtype=str).columns) == ["prediction", "proba_01", "proba_1", "proba_2"]
     err = capsys.readouterr().err
-    assert ("den predict: warning: support file " in err and "column 'label': labels written differently "
-            "that read as one number ('01', '1') are read as text, different classes" in err)
+    assert ("den predict: warning: support file " in err and "zips.csv' labels: texts that read as one "
+            "number ('01', '1') are read as written, different classes" in err)
     frame.assign(label=rng.integers(0, 2, 80)).to_csv(tmp_path / "plain.csv", index=False)
     assert main(_predict_args(model, tmp_path / "plain.csv", query, out) + ["--preset", "fast"]) == 0
     assert list(pd.read_csv(out).columns) == ["prediction", "proba_0", "proba_1"]

@@ -77,7 +77,11 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
         chunk_rows: query rows scored at once (memory bound for large query sets);
             None (the default) picks a size from the numbers of feature tuples and support rows.
         min_support_rows: fewer labelled rows than this is an error (default 10).
-        seed: seed of fine-tuning (default 0).
+        seed: seed of fine-tuning (default 0). A fit repeats for the same seed on the same rows
+            in the same order: fine-tuning and the default preset's network adaptation deal
+            the support rows into random halves by position, so the rows in another order
+            change the fit as another seed does (a few of 500 query labels flip); preset
+            "fast", which does not fine-tune, does not depend on the order.
 
     Attributes (after ``fit``):
         classes_: (L,) the labels, sorted; ``predict_proba`` columns follow this order.

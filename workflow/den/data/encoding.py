@@ -27,6 +27,7 @@ beyond float32 range, complex numbers and values that are neither strings, boole
 from __future__ import annotations
 
 import codecs
+import contextlib
 import datetime
 import re
 import shlex
@@ -146,7 +147,8 @@ def _as_frame(x, what: str) -> pd.DataFrame:
                             f"one feature (or x.reshape(1, -1) for one row)")
     if arr.ndim != 2:
         raise DENInputError(f"{what} must be 2-d (rows x features), got shape {arr.shape}")
-    return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+    return _plain_columns(pd.DataFrame(arr.astype(object) if arr.dtype.kind == "S" else arr,
+                                       columns=[f"x{j}" for j in range(arr.shape[1])]))
 
 
 def _plain_columns(frame: pd.DataFrame) -> pd.DataFrame:
@@ -157,7 +159,9 @@ def _plain_columns(frame: pd.DataFrame) -> pd.DataFrame:
     plain = {}
     for j in range(frame.shape[1]):
         column, dtype = frame.iloc[:, j], frame.dtypes.iloc[j]
-        if isinstance(dtype, pd.PeriodDtype):
+        if pd.api.types.is_object_dtype(dtype) and _holds_bytes(column):  # scipy.io.arff nominal columns
+            plain[j] = column.map(_decoded, na_action="ignore")
+        elif isinstance(dtype, pd.PeriodDtype):
             plain[j] = column.dt.to_timestamp()
         elif isinstance(dtype, pd.ArrowDtype) and _arrow_text(dtype.pyarrow_dtype):
             plain[j] = column.astype("string")
@@ -167,6 +171,23 @@ def _plain_columns(frame: pd.DataFrame) -> pd.DataFrame:
     for j, column in plain.items():
         frame.isetitem(j, column)
     return frame
+
+
+def _holds_bytes(column: pd.Series) -> bool:
+    """Whether an object column holds bytes values (all, or beside texts)."""
+    kind = pd.api.types.infer_dtype(column, skipna=True)
+    return kind == "bytes" or (kind.startswith("mixed") and
+                               bool(column.map(lambda v: isinstance(v, bytes)).any()))
+
+
+def _decoded(value):
+    """A bytes cell as text (UTF-8, else Latin-1, which reads any bytes); other cells as they are."""
+    if not isinstance(value, bytes):
+        return value
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value.decode("latin-1")
 
 
 def _arrow_text(kind) -> bool:
@@ -749,6 +770,7 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
         raise DENInputError(f"{what}: {len(rows)} row(s) have no label{marker}: row(s) {shown} "
                             f"(counted from 0); drop them, as a row without a label cannot be "
                             f"learnt from")
+    _refuse_unscorable_labels(arr, what)
     if arr.dtype.kind == "f":
         infinite = arr[np.isinf(arr)].tolist()
     else:
@@ -779,7 +801,52 @@ def encode_labels(y, what: str = "support labels") -> tuple[np.ndarray, np.ndarr
         warnings.warn(f"{what}: classes that differ only in case or spaces ({shown}) are "
                       f"different classes; if they are one, write them alike "
                       f"(e.g. y.str.strip().str.lower())", DENInputWarning, stacklevel=3)
+    one_number = numeric_alike_labels(classes)
+    if one_number:
+        warnings.warn(f"{what}: texts that read as one number ({listed_groups(one_number)}) are "
+                      f"read as written, different classes; if they are one class, write them "
+                      f"alike", DENInputWarning, stacklevel=3)
     return codes.astype(np.int32), classes
+
+
+def _refuse_unscorable_labels(arr: np.ndarray, what: str) -> None:
+    """Refuse labels that fit but that scikit-learn's scores cannot read (``score``,
+    ``cross_val_score`` and a grid search would give NaN for every candidate): bytes, and
+    numbers or booleans held as Python objects (an object column of ints, IntEnum members).
+
+    Raises:
+        DENInputError: naming the labels' kind and the conversion to make.
+    """
+    if arr.dtype.kind == "S" or (arr.dtype == object and len(arr) and isinstance(arr[0], bytes)
+                                 and all(isinstance(v, bytes) for v in arr)):
+        raise DENInputError(f"Unknown label type: {what} are bytes, which scikit-learn's scores "
+                            f"cannot read; decode them to text first (e.g. [v.decode() for v in y])")
+    if arr.dtype != object or not len(arr) or any(isinstance(v, (str, bytes)) for v in arr):
+        return  # texts (mixed with other types: refused where they are sorted)
+    import numbers
+
+    if all(isinstance(v, (bool, np.bool_)) for v in arr):
+        kind, fix = "booleans", "y.astype(bool)"
+    elif all(isinstance(v, (numbers.Integral, np.integer)) for v in arr):
+        kind, fix = "integers", "y.astype(int)"
+    elif all(isinstance(v, (numbers.Real, np.floating)) for v in arr):
+        kind, fix = "numbers", "y.astype(float)"
+    else:
+        return  # e.g. dates or Enum members: sorted (or refused) below
+    raise DENInputError(f"Unknown label type: {what} are {kind} held as Python objects (dtype "
+                        f"object), which scikit-learn's scores cannot read (score and "
+                        f"cross_val_score would give NaN); convert them first: {fix}")
+
+
+def numeric_alike_labels(labels) -> list[list[str]]:
+    """The groups (two or more each) of text ``labels`` that read as one number ("01" and "1",
+    "1.0" and "1"), each in the order given: kept as that many classes, as written."""
+    groups: dict[float, list[str]] = {}
+    for label in labels:
+        if isinstance(label, str):
+            with contextlib.suppress(ValueError):
+                groups.setdefault(float(label), []).append(str(label))
+    return [group for group in groups.values() if len(group) > 1]
 
 
 def alike_labels(labels) -> list[list[str]]:
@@ -937,8 +1004,8 @@ def _label_texts(labels: pd.Series, texts: pd.Series, where: str) -> pd.Series:
     would lose classes: ``labels`` as read (n,), ``texts`` (n,) the same cells as written.
 
     - Texts that read as one number ('01' and '1', '1' and '1.0') stay the texts, different
-      classes, as DENClassifier keeps them, with a ``DENInputWarning`` naming them (read as
-      numbers, a zip code 01 would silently join class 1).
+      classes, as DENClassifier keeps them (``encode_labels`` warns of them; read as numbers, a
+      zip code 01 would silently join class 1).
     - Labels each written one way, but not as the number would be written back ('007', '+1'),
       stay the texts too, so that predictions name the classes as the file does (007, not 7).
 
@@ -959,13 +1026,8 @@ def _label_texts(labels: pd.Series, texts: pd.Series, where: str) -> pd.Series:
     if labels.dtype.kind not in "fiu" or (labels[given] != np.floor(labels[given])).any():
         return labels  # text already, or continuous values (an error, as numbers, in encode_labels)
     per_number = pd.Series(written[given].to_numpy()).groupby(labels[given].to_numpy()).unique()
-    merged = [sorted(t) for t in per_number if len(t) > 1]
-    if merged:
-        shown = "; ".join(", ".join(map(repr, t)) for t in merged[:3])
-        warnings.warn(f"{where}: labels written differently that read as one number ({shown}) are "
-                      f"read as text, different classes; if they are one class, write them alike",
-                      DENInputWarning, stacklevel=3)
-    else:  # each number written one way: kept as numbers where written back so (7, not 007)
+    if not any(len(t) > 1 for t in per_number):  # each number written one way: kept as numbers
+        # where written back so (7, not 007); else the texts, which encode_labels warns of
         as_number = str if labels.dtype.kind in "iu" else (lambda v: str(float(v)))
         if all(texts[0] == as_number(number) for number, texts in per_number.items()):
             return labels

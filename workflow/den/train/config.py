@@ -179,6 +179,16 @@ class FinetuneConfig:
         if not self.feature_counts_tolerance >= 0:
             raise ValueError("fine-tuning feature_counts_tolerance must be >= 0, got "
                              f"{self.feature_counts_tolerance}")
+        # a setting of a switch that is off would be ignored: a grid over it repeats one fit
+        for setting, switch, state, needs in (
+                ("early_stopping_tolerance", "early_stopping", "off", "turn early_stopping on"),
+                ("output_scaling_learning_rate", "output_scaling", "off", "turn output_scaling on"),
+                ("feature_counts_tolerance", "feature_counts", "empty", "give feature_counts")):
+            default = type(self).__dataclass_fields__[setting].default
+            if getattr(self, setting) != default and not getattr(self, switch):
+                raise ValueError(f"fine-tuning {setting} {getattr(self, setting)} is given, but "
+                                 f"{switch} is {state}, so it would be ignored: {needs} (or leave "
+                                 f"{setting} at {default})")
         if self.feature_counts and not self.early_stopping:
             raise ValueError("fine-tuning feature_counts are chosen among by early_stopping's "
                              "cross-validation: turn early_stopping on (it needs ensemble >= 2), or "
