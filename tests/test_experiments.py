@@ -1446,3 +1446,23 @@ def test_compare_to_a_sweep_is_refused():
         experiments(config)
     del config["experiments"]["sw"]["compare_to"]
     assert set(experiments(config)) == {"sw", "t"}
+
+
+def test_a_sweep_value_that_cannot_name_a_folder_or_repeats_is_refused_at_planning():
+    """A list value ("h_units-[16, 16]") matched no rule's wildcard, so the dry run failed with
+    a missing-input error naming no key; a repeated value ran the same pre-training twice."""
+    config = {"datasets": {name: {"source": "sklearn"} for name in ("a", "p")},
+              "methods": {"den": {"kind": "den"}},
+              "experiments": {"sw": {"datasets": ["a"], "methods": ["den"], "pretrain_on": ["p"],
+                                     "per_dataset": False}}}
+
+    def swept(sweep):
+        return {**config, "experiments": {"sw": {**config["experiments"]["sw"], "sweep": sweep}}}
+
+    with pytest.raises(ConfigError, match=r"experiments.sw.sweep.h_units: the value \[16, 16\] cannot name "
+                                          r"its setting's folder .*model: \{h_units: \[16, 16\]\}"):
+        experiments(swept({"h_units": [[16, 16], [32]]}))
+    with pytest.raises(ConfigError, match=r"experiments.sw.sweep.order: \[1, 1\] repeats a value"):
+        experiments(swept({"order": [1, 1]}))
+    for sweep in ({"gated_pooling": [False, True]}, {"max_tuples": [None, 625]}, {"order": [1, 3]}):
+        assert experiments(swept(sweep))["sw"]["sweep"] == sweep

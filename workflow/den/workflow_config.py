@@ -35,6 +35,9 @@ from den.experiments import (
 )
 
 # Where rule pretrain writes each model, named by <held-out>.<digest> (``model_index``).
+# A name that is one folder of a workflow path (a dataset, experiment, method or setting): the
+# rules' wildcard constraint (workflow/rules/common.smk) and the schema's pattern of names.
+NAME = "[A-Za-z0-9][A-Za-z0-9_-]*"
 PRETRAINED_DIR = "results/models/pretrained"
 MODEL_DIGEST_CHARS = 10
 
@@ -414,6 +417,16 @@ def experiments(config: dict) -> dict[str, dict]:
             if not isinstance(values, list) or not values:
                 raise ConfigError(f"experiments.{name}.sweep.{key}: give a list of one or more values "
                                   f"(one pre-training and one table row each), not {values!r}")
+            for value, setting in zip(values, settings(full)):
+                if not re.fullmatch(NAME, setting):  # e.g. a list: "h_units-[16, 16]"
+                    raise ConfigError(
+                        f"experiments.{name}.sweep.{key}: the value {value!r} cannot name its "
+                        f"setting's folder ({setting!r}; results/scores/{name}/<setting>/...): "
+                        f"sweep numbers, words, true/false or null; for lists, give each one an "
+                        f"experiment of its own (model: {{{key}: {json.dumps(value)}}})")
+            if len(set(settings(full))) != len(values):
+                raise ConfigError(f"experiments.{name}.sweep.{key}: {values} repeats a value; each "
+                                  f"value is one pre-training and one table row")
         if full["figure"] and not full["sweep"]:
             raise ConfigError(f"experiments.{name}.figure: a figure plots the metric against the "
                               f"swept values; give a sweep or set figure: false")

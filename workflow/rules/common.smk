@@ -23,7 +23,7 @@ MODEL_JOBS = wc.model_jobs(MODEL_FILES)  # that job's file -> (experiment, setti
 SCORE_FILES = wc.score_index(config, MODEL_FILES)  # repeated evaluation -> the job that does it
 
 ENV = "../../environment.yml"
-NAME = "[A-Za-z0-9][A-Za-z0-9_-]*"
+NAME = wc.NAME
 
 
 wildcard_constraints:
