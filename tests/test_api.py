@@ -1273,10 +1273,10 @@ def test_bytes_in_feature_columns_are_read_as_text(small_binary_model, table):
     expected = clf.fit(as_text[:50], labels[:50]).predict_proba(as_text[50:])
     np.testing.assert_array_equal(clf.fit(as_bytes[:50], labels[:50]).predict_proba(as_bytes[50:]), expected)
     np.testing.assert_array_equal(clf.predict_proba(as_text[50:]), expected)  # a query in texts
-    array = np.array([[t.encode()] for t in texts])  # a numpy bytes array (dtype S)
-    assert array.dtype.kind == "S"
-    codes = clf.fit(array[:50], labels[:50]).predict_proba(array[50:])
-    assert codes.shape == (len(frame) - 50, 2)
+    as_bytes, as_text = np.array([[t.encode()] for t in texts]), np.array([[t] for t in texts])
+    assert as_bytes.dtype.kind == "S"  # a numpy bytes array reads as its texts do
+    expected = clf.fit(as_text[:50], labels[:50]).predict_proba(as_text[50:])
+    np.testing.assert_array_equal(clf.fit(as_bytes[:50], labels[:50]).predict_proba(as_bytes[50:]), expected)
 
 
 def test_labels_that_read_as_one_number_warn_in_the_api_too(small_binary_model, table):

@@ -1312,7 +1312,6 @@ def test_dataset_entries_and_comparisons_a_job_would_refuse_stop_the_plan(tmp_pa
                                                   "u": {**other, "n_support": 50, "compare_to": "t"}}})
 
 
-
 def _bold_cells(rows: dict, dataset: str) -> list[tuple[str, bool]]:
     """(printed mean, bold) of each method cell of a LaTeX per-dataset table's row."""
     cells = rows[dataset].rstrip(" \\").split(" & ")[1:]
@@ -1406,7 +1405,7 @@ def test_a_sweep_over_flags_texts_or_small_numbers_makes_its_table_and_figure():
     assert "\nFalse & 65.00 (5.00) \\\\" in tex and "\nTrue & \\textbf{85.00} (5.00) \\\\" in tex
     assert sweep_summary(flags, "auc").index.get_level_values(0).tolist() == ["False", "True"]
     plot_sweep(flags, "auc", ["den"], "title")
-    small = scores(["learning_rate-1e-05", "learning_rate-0.001", "shift--0.5"][:2])
+    small = scores(["learning_rate-1e-05", "learning_rate-0.001"])
     assert sweep_values(small)["sweep_key"].unique().tolist() == ["learning_rate"]
     assert sweep_values(small)["sweep_value"].tolist() == [1e-05, 1e-05, 0.001, 0.001]
     assert "\n1e-05 & 65.00" in latex_sweep_table(small, "auc", ["den"], "cap", "t")
@@ -1466,3 +1465,7 @@ def test_a_sweep_value_that_cannot_name_a_folder_or_repeats_is_refused_at_planni
         experiments(swept({"order": [1, 1]}))
     for sweep in ({"gated_pooling": [False, True]}, {"max_tuples": [None, 625]}, {"order": [1, 3]}):
         assert experiments(swept(sweep))["sw"]["sweep"] == sweep
+    # a value after a repeated one is named as itself, not as the value beside it
+    with pytest.raises(ConfigError, match=r"the value \[32\] cannot name its setting's folder "
+                                          r"\('h_units-\[32\]'"):
+        experiments(swept({"h_units": [3, 3, [32]]}))

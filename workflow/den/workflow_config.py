@@ -34,10 +34,10 @@ from den.experiments import (
     pretrained_model_kind,
 )
 
-# Where rule pretrain writes each model, named by <held-out>.<digest> (``model_index``).
 # A name that is one folder of a workflow path (a dataset, experiment, method or setting): the
 # rules' wildcard constraint (workflow/rules/common.smk) and the schema's pattern of names.
 NAME = "[A-Za-z0-9][A-Za-z0-9_-]*"
+# Where rule pretrain writes each model, named by <held-out>.<digest> (``model_index``).
 PRETRAINED_DIR = "results/models/pretrained"
 MODEL_DIGEST_CHARS = 10
 
@@ -417,7 +417,8 @@ def experiments(config: dict) -> dict[str, dict]:
             if not isinstance(values, list) or not values:
                 raise ConfigError(f"experiments.{name}.sweep.{key}: give a list of one or more values "
                                   f"(one pre-training and one table row each), not {values!r}")
-            for value, setting in zip(values, settings(full)):
+            for value in values:
+                setting = setting_name(key, value)
                 if not re.fullmatch(NAME, setting):  # e.g. a list: "h_units-[16, 16]"
                     raise ConfigError(
                         f"experiments.{name}.sweep.{key}: the value {value!r} cannot name its "
@@ -678,7 +679,13 @@ def settings(spec: dict) -> dict[str, dict]:
     if not spec.get("sweep"):
         return {"base": {}}
     (key, values), = spec["sweep"].items()
-    return {f"{key}-{value}": {key: value} for value in values}
+    return {setting_name(key, value): {key: value} for value in values}
+
+
+def setting_name(key: str, value) -> str:
+    """The setting of one swept value, "<key>-<value>" (e.g. order-3): its folder in the
+    workflow's paths and its row in a sweep table (``den.report.tables.sweep_values``)."""
+    return f"{key}-{value}"
 
 
 def data_file(dataset: str) -> str:

@@ -182,9 +182,11 @@ def _reference_cells(reference, labels: dict[str, str], datasets) -> tuple | Non
         return None
     per_dataset, summary = reference
 
-    def signed(value, se):  # a difference that prints as zero has no sign (float noise)
-        text = "--" if not np.isfinite(value) else f"{value:+.2f}".replace("-0.00", "+0.00")
-        return text if text == "--" else f"{text} ({_fmt(se)})"
+    def signed(value, se):
+        if not np.isfinite(value):
+            return "--"
+        text = f"{value:+.2f}"  # a difference that prints as zero has no sign (float noise)
+        return f"{'+0.00' if text == '-0.00' else text} ({_fmt(se)})"
 
     method, best = summary["method"], summary["best"]
     rows = {d: signed(per_dataset.at[d, "diff"], per_dataset.at[d, "diff_se"]) if d in per_dataset.index
@@ -200,12 +202,12 @@ def _fmt(value: float, digits: int = 2) -> str:
 
 def as_printed(values):
     """``values`` (a number, Series or DataFrame) as a table prints them, 2 decimals, back as
-    floats: the best of a row or column is judged on these, so two cells that print alike
-    tie and a bold cell never prints below another. (pandas' ``round`` rounds halves to even
-    on the binary value, which disagrees with the printed text for about a quarter of the
-    means of two repeats that end in 5.)"""
+    floats (``_fmt``'s text read back): the best of a row or column is judged on these, so two
+    cells that print alike tie and a bold cell never prints below another. (pandas' ``round``
+    scales by 100 and rounds halves to even, which disagrees with the printed text for about a
+    quarter of the means of two repeats that end in 5.)"""
     def one(value):
-        return float(f"{value:.2f}") if np.isfinite(value) else np.nan
+        return float(_fmt(value)) if np.isfinite(value) else np.nan
 
     if isinstance(values, pd.DataFrame):
         return values.apply(lambda column: column.map(one))
@@ -418,9 +420,8 @@ def describe_run(scores: pd.DataFrame, latex: bool = True, metric: str | None = 
     With ``metric``, R counts the repeats scored on it (``note_unscored`` says what was not)."""
     datasets = sorted(scores["dataset"].unique())
     keys = (["setting"] if "setting" in scores.columns else []) + ["dataset", "method"]
-    scored = scores if metric is None else scores.assign(scored=scores[metric].notna())
-    repeats = (scored.groupby(keys).size() if metric is None
-               else scored.groupby(keys)["scored"].sum().astype(int))
+    grouped = scores.groupby(keys)
+    repeats = grouped.size() if metric is None else grouped[metric].count()  # count: not NaN
     r = f"{repeats.min()}" if repeats.min() == repeats.max() else f"{repeats.min()}-{repeats.max()}"
     sets = "dataset" if len(datasets) == 1 else "datasets"
     times = "repeat" if r == "1" else "repeats"
@@ -440,7 +441,8 @@ def latex_escape(text: str) -> str:
 
 
 def sweep_values(scores: pd.DataFrame) -> pd.DataFrame:
-    """Split the "setting" column ("<key>-<value>") into key and value columns: the value as a
+    """Split the "setting" column ("<key>-<value>", ``den.workflow_config.setting_name``) into
+    key and value columns: the value as a
     number where every swept value is one (order-3, learning_rate-1e-05, shift--0.5), else as
     its text (gated_pooling-True, max_tuples-None). A key holds no "-" (settings are
     identifiers), so the value is whatever follows the first one."""
