@@ -20,9 +20,13 @@ run: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES)
 
 # pytest exits 5 when it collects no tests: a broken suite, not a pass. The coverage of the den
-# package by the tests (in this process: not the workflow's job subprocesses) is printed at the end.
+# package by the tests (in the test processes: not the workflow's job subprocesses) is printed at
+# the end. The test files run in parallel (pytest-xdist), one file to a worker at a time, so a
+# file's shared fixtures (tests/test_workflow.py's finished run) are built once: one worker per
+# core, at most 4 (each holds TensorFlow and its models); TEST_WORKERS=0 runs them in this process.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ "$$n" -gt 4 ] && n=4; echo $$n)
 test: $(STAMP)
-	@$(PY) -m pytest --cov=den --cov-report=term $(PYTEST_ARGS); status=$$?; \
+	@$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --cov=den --cov-report=term $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
 lint: $(STAMP)
