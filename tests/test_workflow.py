@@ -659,7 +659,8 @@ def test_killed_run_resumes_and_gives_identical_tables(finished_run, tmp_path):
     workdir = tmp_path / "wf"
     shutil.copytree(finished_run, workdir)
     removed = [*(workdir / "results/models/pretrained").glob("*/m[12].*.npz"),
-               *(workdir / "results/scores/mc").rglob("*.json"), *(workdir / "results/tables").glob("mc[._]*")]
+               *(workdir / "results/scores/mc").rglob("*.json"),
+               *(workdir / "results/tables").glob("mc[._]*")]
     # den's and pn's models with m1 and with m2 held out
     assert len([path for path in removed if path.suffix == ".npz"]) == 4, removed
     assert len([path for path in removed if path.suffix == ".json"]) == 6, removed
