@@ -442,10 +442,10 @@ def latex_escape(text: str) -> str:
 
 def sweep_values(scores: pd.DataFrame) -> pd.DataFrame:
     """Split the "setting" column ("<key>-<value>", ``den.workflow_config.setting_name``) into
-    key and value columns: the value as a
-    number where every swept value is one (order-3, learning_rate-1e-05, shift--0.5), else as
-    its text (gated_pooling-True, max_tuples-None). A key holds no "-" (settings are
-    identifiers), so the value is whatever follows the first one."""
+    key and value columns: the value as a number where every swept value is one (order-3,
+    learning_rate-1e-05, shift--0.5), else as its text (gated_pooling-True, max_tuples-None).
+    A key holds no "-" (settings are identifiers), so the value is whatever follows the first
+    one."""
     parts = scores["setting"].str.split("-", n=1, expand=True)
     out = scores.copy()
     numbers = pd.to_numeric(parts[1], errors="coerce")
