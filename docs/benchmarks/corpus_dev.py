@@ -12,8 +12,10 @@ candidate setting is compared with the others split by split.
     python docs/benchmarks/corpus_dev.py split                   # print the split
     python docs/benchmarks/corpus_dev.py pretrain NAME --steps 1000 [--model JSON] [--pretrain JSON]
         [--binarized K] [--ovr-cuts J] [--hold-mc-validation] [--repeat-binary R] [--prior N] [--no-real]
+        [--extra-tasks DIR]
         # K binary tasks cut from each multiclass set (not from the multiclass validation sets),
-        # and J of one class against the rest; N prior tasks
+        # and J of one class against the rest; N prior tasks; the Task .npz files of DIR (K cuts
+        # of each multiclass one)
     python docs/benchmarks/corpus_dev.py evaluate NAME LABEL --finetune JSON | --no-finetune
     python docs/benchmarks/corpus_dev.py classical               # random forest, small-data GBT, LR-CV
     python docs/benchmarks/corpus_dev.py evaluate-mc NAME LABEL ...  # multiclass validation sets
@@ -189,7 +191,7 @@ def load(data: Path, out: Path, name: str):
 
 def cmd_pretrain(args) -> None:
     from den.data.prior import make_prior_tasks
-    from den.data.tasks import binary_cuts, one_vs_rest_cuts
+    from den.data.tasks import Task, binary_cuts, one_vs_rest_cuts
     from den.model.config import ModelConfig
     from den.train.pretrain import PretrainConfig, pretrain
 
@@ -204,6 +206,9 @@ def cmd_pretrain(args) -> None:
         tasks += binary_cuts(load(args.data, args.out, name), args.binarized, EVAL_SEED)
     for name in multiclass if args.ovr_cuts else []:
         tasks += one_vs_rest_cuts(load(args.data, args.out, name), args.ovr_cuts, EVAL_SEED)
+    for path in sorted(args.extra_tasks.glob("*.npz")) if args.extra_tasks else []:
+        extra = Task.load(path)  # binary as it is; a multiclass task cut like the corpus's (--binarized)
+        tasks += [extra] if extra.n_classes == 2 else binary_cuts(extra, args.binarized, EVAL_SEED)
     model_settings = {"keypoint_placement": "quantile", **json.loads(args.model)}
     if args.multiclass_head:  # plus the multiclass sets of multiclass_split's training part as they are
         tasks += [load(args.data, args.out, name) for name in multiclass_split(args.data)[1]]
@@ -426,6 +431,8 @@ def main(argv=None) -> None:
                    help="list each binary training set this many times (episodes draw tasks uniformly)")
     p.add_argument("--prior", type=int, default=0, help="tasks drawn from den.data.prior")
     p.add_argument("--no-real", action="store_true", help="no corpus sets (only --prior tasks)")
+    p.add_argument("--extra-tasks", type=Path,
+                   help="a folder of Task .npz files pre-trained on too (rdatasets_dev.py writes one)")
     p.add_argument("--multiclass-head", action="store_true",
                    help="the multiclass head, on the binary and the multiclass training sets")
     p = sub.add_parser("evaluate")
