@@ -1,5 +1,6 @@
 """The Snakemake workflow end to end on a tiny config (generated data, few steps)."""
 
+import importlib.util
 import json
 import re
 import shutil
@@ -601,6 +602,19 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     assert set(experiments["corpus_rdata"]["pretrain_on"]) == pretraining | rdatasets
     assert experiments["corpus_mc_rdata"]["pretrain_on"] == experiments["corpus_rdata"]["pretrain_on"]
     assert not rdatasets & {m for spec in experiments.values() for m in spec["datasets"]}
+    # the sets, responses and dropped columns chosen on the held-back corpus sets (session 33's
+    # dev script, docs/benchmarks/rdatasets_dev.py) are the config's
+    script = importlib.util.spec_from_file_location("rdatasets_dev",
+                                                    ROOT / "docs" / "benchmarks" / "rdatasets_dev.py")
+    dev = importlib.util.module_from_spec(script)
+    script.loader.exec_module(dev)
+    for item, (response, dropped) in dev.TASKS.items():
+        entry = corpus["datasets"][f"r-{item}"]
+        target, _, above = response.partition(">")
+        assert (entry["name"], entry["target"], entry.get("positive_above")) == \
+            (item, target, int(above) if above else None)
+        assert set(entry.get("drop", [])) == set(dropped) - {target}
+    assert len(dev.TASKS) == len(rdatasets)
     assert all(corpus["datasets"][name]["path"].startswith("corpus/") for name in pretraining)
     assert all(corpus["datasets"][name]["path"].startswith("tabular/") for name in evaluated)
     binary, everything = experiments["corpus"]["pretrain_on"], experiments["corpus_mc_head"]["pretrain_on"]
