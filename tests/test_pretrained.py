@@ -29,11 +29,13 @@ def test_the_shipped_models_load_and_are_the_validated_preset(finetune):
     assert config.local_bandwidths == (0.05, 0.1, 0.2, 0.4) and config.keypoint_placement == "quantile"
     # chosen on the held-back corpus sets
     assert config.gated_pooling and config.tuple_relevance and config.balanced_relevance
-    # the 71 binary sets of corpus/ and tabular/, and 4 binary cuts of each of their 55 multiclass sets
+    # the 71 binary sets of corpus/ and tabular/ and the 42 binary R datasets (since session 34),
+    # and 4 binary cuts of each of their 55 + 18 multiclass sets
     names = model.metadata["pretrained_on"]
     cuts = [name for name in names if "~b" in name]
-    assert len(names) == 71 + 55 * 4 and len(cuts) == 55 * 4
+    assert len(names) == 71 + 42 + (55 + 18) * 4 and len(cuts) == (55 + 18) * 4
     assert sum(name.startswith("corpus-") for name in names) == 55 + 51 * 4
+    assert sum(name.startswith("r-") for name in names) == 42 + 18 * 4
     assert model.metadata["pretrain"]["steps"] == 6000 and model.metadata["pretrain"]["multiclass_cuts"] == 4
     assert PRESETS["default"] == {"variant": "adapt", "one_vs_rest": False}
     assert PRESETS["fast"] == {"variant": "no_finetune"} and PRESETS["paper"] == {"variant": "den"}

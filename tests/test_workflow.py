@@ -624,10 +624,13 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     assert experiments["corpus_r"]["datasets"] == experiments["corpus"]["datasets"]
     assert experiments["corpus_mc_head"]["datasets"] == experiments["corpus_mc"]["datasets"]
     assert experiments["corpus_mc_head"]["model"]["max_classes"] >= 18  # the corpus's most classes
-    # the shipped model: every corpus and tabular set, the multiclass ones cut into binary tasks
-    # (as the cuts tables pre-train)
-    assert corpus["shipped"]["pretrain_on"] == everything + experiments["corpus"]["datasets"] \
-        + experiments["corpus_mc"]["datasets"]
+    # the shipped model: every corpus set, the 60 R datasets (session 34's benchmark rule passed,
+    # docs/benchmarks/corpus-dev.md) and every tabular set, the multiclass ones cut into binary
+    # tasks (as the cuts and rdata tables pre-train)
+    assert corpus["shipped"]["pretrain_on"] == experiments["corpus_rdata"]["pretrain_on"] \
+        + experiments["corpus"]["datasets"] + experiments["corpus_mc"]["datasets"]
+    assert experiments["corpus_rdata"]["pretrain_on"] == \
+        everything + sorted(rdatasets, key=list(corpus["datasets"]).index)
     assert corpus["shipped"]["pretrain"] == experiments["corpus_cuts"]["pretrain"]
     assert {spec["repeats"] for spec in experiments.values()} == {10}
     # a relative path is found under data_dir, names with '.' or '+' included
@@ -666,7 +669,8 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
                          "--config", f"data_dir={tmp_path / 'data'}", "--",
                          "results/shipped/den-binary-no-plf.npz", "results/shipped/den-binary-plf.npz")
     assert shipped.returncode == 0, shipped.stderr[-3000:]
-    assert _job_counts(shipped) == {"prepare_dataset": 126, "shipped_model": 2, "total": 128}
+    # the shipped models read every corpus set, the 60 R datasets and every tabular set
+    assert _job_counts(shipped) == {"prepare_dataset": 186, "shipped_model": 2, "total": 188}
 
 
 def test_killed_run_resumes_and_gives_identical_tables(finished_run, tmp_path):
