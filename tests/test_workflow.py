@@ -517,6 +517,30 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
         assert ModelConfig(**params).balanced_relevance and ModelConfig(**params).local_bandwidths
 
 
+def test_corpus_benchmark_pretrains_the_meta_learned_baselines_as_long_as_den():
+    """config/corpus.yaml: in each table with meta-learned baselines, every baseline's
+    pre-training runs as many steps as that table's DEN (they were left at 1,000 when DEN's
+    went to 3,000, so the comparison favoured DEN)."""
+    from snakemake.utils import update_config
+
+    from den import workflow_config as wc
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    update_config(config, yaml.safe_load((ROOT / "config" / "corpus.yaml").read_text()))
+    experiments = wc.experiments(config)
+    checked = 0
+    for name in ("corpus", "corpus_mc_head"):
+        spec = experiments[name]
+        den_steps = wc.pretrain_params(config, 0, spec)["steps"]
+        meta = [m for m in spec["methods"] if config["methods"][m]["kind"] == "meta"]
+        assert len(meta) >= 6
+        for method in meta:
+            params = wc.model_params(config, spec, "base", wc.META_PREFIX + method)
+            assert params["steps"] == den_steps == 3000, (name, method)
+            checked += 1
+    assert checked == 16  # 10 baselines in the binary table, 6 in the multiclass head's
+
+
 def test_paper_config_lists_the_whole_job_graph(tmp_path):
     (tmp_path / "config").mkdir()
     shutil.copy(ROOT / "config" / "paper.yaml", tmp_path / "config" / "config.yaml")
