@@ -3,11 +3,16 @@ a run of ``config/corpus.yaml``: per set, each method's mean (s.e.) over the rep
 and the sets won, and DEN's paired difference to the best classical method, exactly as rule
 table computes them for the LaTeX tables (``den.report.tables``).
 
-    python docs/benchmarks/corpus_tables.py [--results results] [--methods M ...] corpus corpus_mc
+    python docs/benchmarks/corpus_tables.py [--results results] [--methods M ...]
+        [--add EXPERIMENT:METHOD ...] [--reference-method M] corpus corpus_mc
 
 Only splits that every listed method has finished count (a partial run is reported on the
 splits it completed, and says how many); ``--methods`` (default: the table's methods that have
-scores) restricts the columns. It prints the tables and how many splits each covers.
+scores) restricts the columns. ``--add corpus_rdata:den_adapt`` adds another table's method as
+a column named ``corpus_rdata:den_adapt``, on the same splits (its records must carry the same
+split seeds, else it stops); ``--reference-method`` (e.g. that name) is the method paired with
+the best classical one in the last column instead of the table's own. It prints the tables and
+how many splits each covers.
 """
 
 from __future__ import annotations
@@ -43,15 +48,47 @@ def complete_splits(scores: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
     return scores.set_index(["dataset", "repeat"]).loc[complete].reset_index()
 
 
-def markdown_table(results: Path, name: str, spec: dict, labels: dict, methods: list[str] | None) -> str:
+def added_scores(results: Path, scores: pd.DataFrame, added: list[str], labels: dict) -> pd.DataFrame:
+    """``scores`` with the rows of each ``EXPERIMENT:METHOD`` in ``added`` (that table's score
+    files, setting base) as method ``EXPERIMENT:METHOD``; ``labels`` gains its label.
+
+    Raises:
+        SystemExit: a name without ':', no score files, or a split whose seed differs from the
+            main table's for the same dataset and repeat (not the same rows).
+    """
+    frames = [scores]
+    seeds = scores.groupby(["dataset", "repeat"])["split_seed"].first()
+    for name in added:
+        experiment, sep, method = name.partition(":")
+        if not sep:
+            raise SystemExit(f"--add {name}: write EXPERIMENT:METHOD, e.g. corpus_rdata:den_adapt")
+        paths = sorted((results / "scores" / experiment / "base" / method).glob("*/*.json"))
+        if not paths:
+            raise SystemExit(f"--add {name}: no score files under "
+                             f"{results}/scores/{experiment}/base/{method}")
+        extra = tables.collect(paths)
+        key = extra.set_index(["dataset", "repeat"])["split_seed"]
+        common = key.index.intersection(seeds.index)
+        if (key.loc[common] != seeds.loc[common]).any():
+            raise SystemExit(f"--add {name}: its splits are not the main table's (split seeds differ)")
+        frames.append(extra.assign(method=name))
+        labels[name] = f"{labels.get(method, method)} ({experiment})"
+    return pd.concat(frames, ignore_index=True)
+
+
+def markdown_table(results: Path, name: str, spec: dict, labels: dict, methods: list[str] | None,
+                   added: list[str] = (), reference_method: str | None = None) -> str:
     paths = sorted((results / "scores" / name / "base").glob("*/*/*.json"))
     scores = tables.collect(paths)
-    methods = [m for m in (methods or spec["methods"]) if m in set(scores["method"])]
+    if added:
+        scores = added_scores(results, scores, list(added), labels)
+    methods = [m for m in (methods or [*spec["methods"], *added]) if m in set(scores["method"])]
     scores = complete_splits(scores, methods)
     metric = spec["metric"]
     reference = None
-    if spec["reference"] and spec["reference_method"] in methods and set(spec["reference"]) <= set(methods):
-        reference = tables.reference_differences(scores, metric, spec["reference_method"], spec["reference"])
+    reference_method = reference_method or spec["reference_method"]
+    if spec["reference"] and reference_method in methods and set(spec["reference"]) <= set(methods):
+        reference = tables.reference_differences(scores, metric, reference_method, spec["reference"])
     table = tables.markdown_dataset_table(tables.dataset_summary(scores, metric), methods, labels, reference)
     splits = scores.groupby("dataset")["repeat"].nunique()
     return (f"### {name}: {metric}, {len(splits)} sets, {int(splits.sum())} splits complete for all "
@@ -63,12 +100,15 @@ def main(argv=None) -> int:
     parser.add_argument("experiments", nargs="+")
     parser.add_argument("--results", type=Path, default=ROOT / "results")
     parser.add_argument("--methods", nargs="+")
+    parser.add_argument("--add", nargs="+", default=[], metavar="EXPERIMENT:METHOD")
+    parser.add_argument("--reference-method")
     args = parser.parse_args(argv)
     config = load_config()
     specs = experiments(config)
     labels = {m: s.get("label", m) for m, s in config["methods"].items()}
     for name in args.experiments:
-        print(markdown_table(args.results, name, specs[name], labels, args.methods))
+        print(markdown_table(args.results, name, specs[name], labels, args.methods, args.add,
+                             args.reference_method))
     return 0
 
 
