@@ -410,17 +410,25 @@ def test_adding_or_changing_an_experiment_moves_no_other_experiments_model():
     assert wc.model_jobs(models)[models[plf.format("plf")]] == ("ablation_r", "order-2")  # the first user
 
 
+def corpus_config() -> dict:
+    """config/config.yaml with config/corpus.yaml merged over it, as snakemake merges them."""
+    from snakemake.utils import update_config
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    update_config(config, yaml.safe_load((ROOT / "config" / "corpus.yaml").read_text()))
+    return config
+
+
 def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
     """config/corpus.yaml: the r sweep's order 3 is table corpus's DEN model on the same splits,
     and the multiclass tables share their classical methods' splits; orders 1 and 2 have
     models of their own. The shipped models take the shipped section's model settings."""
-    from snakemake.utils import update_config, validate
+    from snakemake.utils import validate
 
     from den import workflow_config as wc
     from den.model.config import ModelConfig
 
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    update_config(config, yaml.safe_load((ROOT / "config" / "corpus.yaml").read_text()))
+    config = corpus_config()
     validate(config, str(ROOT / "workflow" / "schemas" / "config.schema.yaml"))
     index = wc.score_index(config, wc.model_index(config))
     experiments = wc.experiments(config)
@@ -521,24 +529,57 @@ def test_corpus_benchmark_pretrains_the_meta_learned_baselines_as_long_as_den():
     """config/corpus.yaml: in each table with meta-learned baselines, every baseline's
     pre-training runs as many steps as that table's DEN (they were left at 1,000 when DEN's
     went to 3,000, so the comparison favoured DEN)."""
-    from snakemake.utils import update_config
-
     from den import workflow_config as wc
 
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    update_config(config, yaml.safe_load((ROOT / "config" / "corpus.yaml").read_text()))
+    config = corpus_config()
     experiments = wc.experiments(config)
     checked = 0
     for name in ("corpus", "corpus_mc_head"):
         spec = experiments[name]
         den_steps = wc.pretrain_params(config, 0, spec)["steps"]
         meta = [m for m in spec["methods"] if config["methods"][m]["kind"] == "meta"]
-        assert len(meta) >= 6
         for method in meta:
             params = wc.model_params(config, spec, "base", wc.META_PREFIX + method)
             assert params["steps"] == den_steps == 3000, (name, method)
             checked += 1
     assert checked == 16  # 10 baselines in the binary table, 6 in the multiclass head's
+
+
+def test_corpus_tables_adds_another_tables_method_only_on_the_same_splits(tmp_path):
+    """docs/benchmarks/corpus_tables.py --add: another table's method becomes a column of the
+    same splits (paired with the classical methods by --reference-method); a record whose split
+    seed differs from the main table's for that dataset and repeat stops it."""
+    script = importlib.util.spec_from_file_location("corpus_tables",
+                                                    ROOT / "docs" / "benchmarks" / "corpus_tables.py")
+    module = importlib.util.module_from_spec(script)
+    script.loader.exec_module(module)
+
+    def write(experiment, method, dataset, repeat, auc, seed):
+        path = tmp_path / "scores" / experiment / "base" / method / dataset / f"{repeat}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"experiment": experiment, "setting": "base", "method": method,
+                                    "dataset": dataset, "repeat": repeat, "auc": auc,
+                                    "accuracy": 0.5, "split_seed": seed}))
+
+    classical = ["random_forest", "gradient_boosting_small", "logistic_regression_cv"]
+    for dataset, base in (("adult", 0.80), ("churn", 0.70)):
+        for repeat in range(2):
+            seed = 100 * repeat + len(dataset)
+            for i, method in enumerate(classical):
+                write("corpus", method, dataset, repeat, base - 0.01 * i, seed)
+            write("corpus_rdata", "den_adapt", dataset, repeat, base + 0.03, seed)
+    spec = module.experiments(module.load_config())["corpus"]
+    labels = {"den_adapt": "DEN adapted"}
+    table = module.markdown_table(tmp_path, "corpus", spec, labels, None, ["corpus_rdata:den_adapt"],
+                                  "corpus_rdata:den_adapt")
+    assert "2 sets, 4 splits complete for all 4 methods" in table
+    assert "DEN adapted (corpus_rdata)" in table
+    assert "+3.00" in table  # the added row paired with the forest, the best classical method
+    write("corpus_rdata", "den_adapt", "churn", 1, 0.73, 999)  # not churn's split 1
+    with pytest.raises(SystemExit, match="split seeds differ"):
+        module.markdown_table(tmp_path, "corpus", spec, {}, None, ["corpus_rdata:den_adapt"])
+    with pytest.raises(SystemExit, match="EXPERIMENT:METHOD"):
+        module.markdown_table(tmp_path, "corpus", spec, {}, None, ["den_adapt"])
 
 
 def test_paper_config_lists_the_whole_job_graph(tmp_path):

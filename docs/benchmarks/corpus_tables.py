@@ -77,7 +77,7 @@ def added_scores(results: Path, scores: pd.DataFrame, added: list[str], labels: 
 
 
 def markdown_table(results: Path, name: str, spec: dict, labels: dict, methods: list[str] | None,
-                   added: list[str] = (), reference_method: str | None = None) -> str:
+                   added: tuple[str, ...] | list[str] = (), reference_method: str | None = None) -> str:
     paths = sorted((results / "scores" / name / "base").glob("*/*/*.json"))
     scores = tables.collect(paths)
     if added:
