@@ -582,6 +582,56 @@ def test_corpus_tables_adds_another_tables_method_only_on_the_same_splits(tmp_pa
         module.markdown_table(tmp_path, "corpus", spec, {}, None, ["den_adapt"])
 
 
+def test_corpus_tables_reports_kept_scores_with_a_later_runs_files(tmp_path):
+    """corpus_tables.py --scores: a kept CSV's splits join the score files' (files win on a split
+    both hold), a split seed that disagrees between them stops it, and --write-scores writes
+    the splits behind the table back in the CSV's columns, added methods under their own table."""
+    script = importlib.util.spec_from_file_location("corpus_tables",
+                                                    ROOT / "docs" / "benchmarks" / "corpus_tables.py")
+    module = importlib.util.module_from_spec(script)
+    script.loader.exec_module(module)
+    classical = ["random_forest", "gradient_boosting_small", "logistic_regression_cv"]
+    rows = []
+    for repeat in range(3):
+        for i, method in enumerate(classical):
+            rows.append(("corpus", method, "adult", repeat, 10 + repeat, 100, 0.80 - 0.01 * i, 0.7))
+        rows.append(("corpus_rdata", "den_adapt", "adult", repeat, 10 + repeat, 100, 0.84, 0.7))
+    kept = pd.DataFrame(rows, columns=module.SCORE_COLUMNS)
+    # a later run's files: split 2 again (other scores: the files win) and split 3
+    for repeat, forest in ((2, 0.90), (3, 0.80)):
+        for i, method in enumerate(classical):
+            path = tmp_path / "scores" / "corpus" / "base" / method / "adult" / f"{repeat}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"method": method, "dataset": "adult", "repeat": repeat,
+                                        "auc": forest - 0.01 * i, "accuracy": 0.7, "n_query": 100,
+                                        "split_seed": 10 + repeat}))
+    csv = tmp_path / "kept.csv"
+    kept.to_csv(csv, index=False)
+    spec = module.experiments(module.load_config())["corpus"]
+    scores, methods = module.table_scores(tmp_path, "corpus", spec, {}, None, ["corpus_rdata:den_adapt"],
+                                          module.read_kept_scores([csv]))
+    # split 3 lacks den_adapt, so the table covers splits 0-2, split 2 from the files
+    assert sorted(scores["repeat"].unique()) == [0, 1, 2] and len(methods) == 4
+    forest = scores[scores["method"] == "random_forest"].set_index("repeat")["auc"]
+    assert forest.to_dict() == {0: 0.80, 1: 0.80, 2: 0.90}
+    table = module.render_table(scores, methods, "corpus", spec, {}, "corpus_rdata:den_adapt")
+    assert "1 sets, 3 splits complete for all 4 methods" in table
+    assert "+0.67 (3.33)" in table  # den_adapt 84 against the forest's 80, 80, 90
+    out = tmp_path / "out.csv"
+    module.write_scores(scores, out)
+    written = pd.read_csv(out)
+    assert list(written.columns) == module.SCORE_COLUMNS and len(written) == 12
+    assert set(written[written["method"] == "den_adapt"]["experiment"]) == {"corpus_rdata"}
+    assert not (tmp_path / "out.csv.partial").exists()
+    kept.loc[0, "split_seed"] = 99  # the forest's split 0 is other rows than the others' split 0
+    kept.to_csv(csv, index=False)
+    with pytest.raises(SystemExit, match="two split seeds"):
+        module.table_scores(tmp_path, "corpus", spec, {}, None, [], module.read_kept_scores([csv]))
+    kept.drop(columns="split_seed").to_csv(csv, index=False)
+    with pytest.raises(SystemExit, match="lacks column"):
+        module.read_kept_scores([csv])
+
+
 def test_paper_config_lists_the_whole_job_graph(tmp_path):
     (tmp_path / "config").mkdir()
     shutil.copy(ROOT / "config" / "paper.yaml", tmp_path / "config" / "config.yaml")

@@ -13,6 +13,13 @@ a column named ``corpus_rdata:den_adapt``, on the same splits (its records must 
 split seeds, else it stops); ``--reference-method`` (e.g. that name) is the method paired with
 the best classical one in the last column instead of the table's own. It prints the tables and
 how many splits each covers.
+
+``--scores FILE.csv`` adds kept per-split scores (columns ``SCORE_COLUMNS``, e.g.
+``docs/benchmarks/corpus_meta_baselines.csv``) to the score files: a split that a run's files
+hold is read from the files, the others from the CSV, so a run of the later splits is reported
+with the earlier ones without rerunning them (a split seed that differs from another record of
+the same dataset and repeat stops it). ``--write-scores FILE.csv`` writes the per-split scores
+behind the printed tables in the same columns.
 """
 
 from __future__ import annotations
@@ -40,6 +47,39 @@ def load_config() -> dict:
     return config
 
 
+SCORE_COLUMNS = ["experiment", "method", "dataset", "repeat", "split_seed", "n_query", "auc", "accuracy"]
+
+
+def experiment_scores(results: Path, experiment: str, kept: pd.DataFrame | None,
+                      method: str | None = None) -> pd.DataFrame:
+    """The per-split scores of ``experiment`` (setting base; one ``method`` or all): its score
+    files under ``results``, plus the rows of ``kept`` (columns ``SCORE_COLUMNS``) for splits
+    the files do not hold. Empty when there are none.
+
+    Raises:
+        SystemExit: two records of one dataset and repeat carry different split seeds.
+    """
+    pattern = "*/*.json" if method else "*/*/*.json"
+    root = results / "scores" / experiment / "base" / (method or "")
+    paths = sorted(root.glob(pattern))
+    files = (tables.collect(paths).assign(experiment=experiment) if paths
+             else pd.DataFrame(columns=SCORE_COLUMNS))
+    files["source_method"] = files["method"]
+    if kept is None:
+        return files
+    rows = kept[(kept["experiment"] == experiment) & ((kept["method"] == method) if method else True)]
+    key = ["method", "dataset", "repeat"]
+    held = pd.MultiIndex.from_frame(files[key]) if len(files) else pd.MultiIndex.from_tuples([], names=key)
+    rows = rows[~pd.MultiIndex.from_frame(rows[key]).isin(held)].assign(source_method=lambda r: r["method"])
+    scores = pd.concat([files, rows], ignore_index=True) if len(rows) else files
+    seeds = scores.groupby(["dataset", "repeat"])["split_seed"].nunique()
+    if (seeds > 1).any():
+        dataset, repeat = seeds[seeds > 1].index[0]
+        raise SystemExit(f"{experiment}: {dataset} split {repeat} has two split seeds across the score "
+                         f"files and --scores: not the same rows")
+    return scores
+
+
 def complete_splits(scores: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
     """The rows of ``scores`` on the (dataset, repeat) splits that every method has."""
     scores = scores[scores["method"].isin(methods)]
@@ -48,9 +88,11 @@ def complete_splits(scores: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
     return scores.set_index(["dataset", "repeat"]).loc[complete].reset_index()
 
 
-def added_scores(results: Path, scores: pd.DataFrame, added: list[str], labels: dict) -> pd.DataFrame:
+def added_scores(results: Path, scores: pd.DataFrame, added: list[str], labels: dict,
+                 kept: pd.DataFrame | None = None) -> pd.DataFrame:
     """``scores`` with the rows of each ``EXPERIMENT:METHOD`` in ``added`` (that table's score
-    files, setting base) as method ``EXPERIMENT:METHOD``; ``labels`` gains its label.
+    files, setting base, and its rows of ``kept``) as method ``EXPERIMENT:METHOD``; ``labels``
+    gains its label.
 
     Raises:
         SystemExit: a name without ':', no score files, or a split whose seed differs from the
@@ -62,11 +104,10 @@ def added_scores(results: Path, scores: pd.DataFrame, added: list[str], labels: 
         experiment, sep, method = name.partition(":")
         if not sep:
             raise SystemExit(f"--add {name}: write EXPERIMENT:METHOD, e.g. corpus_rdata:den_adapt")
-        paths = sorted((results / "scores" / experiment / "base" / method).glob("*/*.json"))
-        if not paths:
+        extra = experiment_scores(results, experiment, kept, method)
+        if extra.empty:
             raise SystemExit(f"--add {name}: no score files under "
                              f"{results}/scores/{experiment}/base/{method}")
-        extra = tables.collect(paths)
         key = extra.set_index(["dataset", "repeat"])["split_seed"]
         common = key.index.intersection(seeds.index)
         if (key.loc[common] != seeds.loc[common]).any():
@@ -76,14 +117,32 @@ def added_scores(results: Path, scores: pd.DataFrame, added: list[str], labels: 
     return pd.concat(frames, ignore_index=True)
 
 
-def markdown_table(results: Path, name: str, spec: dict, labels: dict, methods: list[str] | None,
-                   added: tuple[str, ...] | list[str] = (), reference_method: str | None = None) -> str:
-    paths = sorted((results / "scores" / name / "base").glob("*/*/*.json"))
-    scores = tables.collect(paths)
+def table_scores(results: Path, name: str, spec: dict, labels: dict, methods: list[str] | None,
+                 added: tuple[str, ...] | list[str] = (), kept: pd.DataFrame | None = None):
+    """The per-split scores of table ``name`` on the splits every listed method completed, and
+    those methods: (scores, methods). Every row keeps the experiment and method that scored it
+    in columns ``experiment`` and ``source_method`` (an added method's ``method`` is its
+    ``EXPERIMENT:METHOD`` name)."""
+    scores = experiment_scores(results, name, kept)
+    if scores.empty:
+        raise SystemExit(f"{name}: no score files under {results}/scores/{name}/base and no rows in --scores")
     if added:
-        scores = added_scores(results, scores, list(added), labels)
+        scores = added_scores(results, scores, list(added), labels, kept)
     methods = [m for m in (methods or [*spec["methods"], *added]) if m in set(scores["method"])]
     scores = complete_splits(scores, methods)
+    return scores, methods
+
+
+def markdown_table(results: Path, name: str, spec: dict, labels: dict, methods: list[str] | None,
+                   added: tuple[str, ...] | list[str] = (), reference_method: str | None = None,
+                   kept: pd.DataFrame | None = None) -> str:
+    scores, methods = table_scores(results, name, spec, labels, methods, added, kept)
+    return render_table(scores, methods, name, spec, labels, reference_method)
+
+
+def render_table(scores: pd.DataFrame, methods: list[str], name: str, spec: dict, labels: dict,
+                 reference_method: str | None = None) -> str:
+    """The Markdown table of ``table_scores``'s output, with its heading line."""
     metric = spec["metric"]
     reference = None
     reference_method = reference_method or spec["reference_method"]
@@ -95,6 +154,40 @@ def markdown_table(results: Path, name: str, spec: dict, labels: dict, methods: 
             f"{len(methods)} methods ({int(splits.min())}-{int(splits.max())} per set)\n\n{table}")
 
 
+def read_kept_scores(paths: list[Path]) -> pd.DataFrame | None:
+    """The rows of the ``--scores`` CSV files (None when there are none).
+
+    Raises:
+        SystemExit: a file that is missing or lacks one of ``SCORE_COLUMNS``.
+    """
+    if not paths:
+        return None
+    frames = []
+    for path in paths:
+        if not path.is_file():
+            raise SystemExit(f"--scores {path}: no such file")
+        frame = pd.read_csv(path)
+        missing = [c for c in SCORE_COLUMNS if c not in frame.columns]
+        if missing:
+            raise SystemExit(f"--scores {path}: lacks column(s) {', '.join(missing)} "
+                             f"(a file that --write-scores wrote has them)")
+        frames.append(frame[SCORE_COLUMNS])
+    return pd.concat(frames, ignore_index=True).drop_duplicates(["experiment", "method", "dataset", "repeat"])
+
+
+def write_scores(scores: pd.DataFrame, path: Path) -> None:
+    """Write the per-split rows of ``scores`` (each under the experiment and method that scored
+    it, one row per evaluation) to ``path`` in ``SCORE_COLUMNS``, sorted; written whole or not
+    at all."""
+    out = scores.assign(method=scores["source_method"]).reindex(columns=SCORE_COLUMNS)
+    out = out.drop_duplicates(["experiment", "method", "dataset", "repeat"])
+    out = out.sort_values(["experiment", "method", "dataset", "repeat"])
+    partial = path.with_name(path.name + ".partial")
+    out.to_csv(partial, index=False, float_format="%.6f")
+    partial.replace(path)
+    print(f"wrote {len(out)} per-split scores to {path}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("experiments", nargs="+")
@@ -102,13 +195,20 @@ def main(argv=None) -> int:
     parser.add_argument("--methods", nargs="+")
     parser.add_argument("--add", nargs="+", default=[], metavar="EXPERIMENT:METHOD")
     parser.add_argument("--reference-method")
+    parser.add_argument("--scores", nargs="+", type=Path, default=[], metavar="FILE.csv")
+    parser.add_argument("--write-scores", type=Path, metavar="FILE.csv")
     args = parser.parse_args(argv)
     config = load_config()
     specs = experiments(config)
     labels = {m: s.get("label", m) for m, s in config["methods"].items()}
+    kept = read_kept_scores(args.scores)
+    written = []
     for name in args.experiments:
-        print(markdown_table(args.results, name, specs[name], labels, args.methods, args.add,
-                             args.reference_method))
+        scores, methods = table_scores(args.results, name, specs[name], labels, args.methods, args.add, kept)
+        print(render_table(scores, methods, name, specs[name], labels, args.reference_method))
+        written.append(scores)
+    if args.write_scores:
+        write_scores(pd.concat(written, ignore_index=True), args.write_scores)
     return 0
 
 
