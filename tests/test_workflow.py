@@ -602,9 +602,9 @@ def test_corpus_tables_reports_kept_scores_with_a_later_runs_files(tmp_path):
         for i, method in enumerate(classical):
             path = tmp_path / "scores" / "corpus" / "base" / method / "adult" / f"{repeat}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"method": method, "dataset": "adult", "repeat": repeat,
-                                        "auc": forest - 0.01 * i, "accuracy": 0.7, "n_query": 100,
-                                        "split_seed": 10 + repeat}))
+            path.write_text(json.dumps({"setting": "base", "method": method, "dataset": "adult",
+                                        "repeat": repeat, "auc": forest - 0.01 * i, "accuracy": 0.7,
+                                        "n_query": 100, "split_seed": 10 + repeat}))
     csv = tmp_path / "kept.csv"
     kept.to_csv(csv, index=False)
     spec = module.experiments(module.load_config())["corpus"]
@@ -617,6 +617,7 @@ def test_corpus_tables_reports_kept_scores_with_a_later_runs_files(tmp_path):
     table = module.render_table(scores, methods, "corpus", spec, {}, "corpus_rdata:den_adapt")
     assert "1 sets, 3 splits complete for all 4 methods" in table
     assert "+0.67 (3.33)" in table  # den_adapt 84 against the forest's 80, 80, 90
+    assert "| 83.33 (3.33) |" in table  # the forest's mean over all three splits, kept and files
     out = tmp_path / "out.csv"
     module.write_scores(scores, out)
     written = pd.read_csv(out)
