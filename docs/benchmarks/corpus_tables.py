@@ -64,17 +64,16 @@ def experiment_scores(results: Path, experiment: str, kept: pd.DataFrame | None,
     paths = sorted(root.glob(pattern))
     files = (tables.collect(paths).assign(experiment=experiment) if paths
              else pd.DataFrame(columns=SCORE_COLUMNS))
-    files["source_method"] = files["method"]
-    files["setting"] = "base"
-    if kept is None:
-        return files
-    rows = kept[(kept["experiment"] == experiment) & ((kept["method"] == method) if method else True)]
-    key = ["method", "dataset", "repeat"]
-    held = pd.MultiIndex.from_frame(files[key]) if len(files) else pd.MultiIndex.from_tuples([], names=key)
-    # kept rows are setting base, as the files read here: den.report.tables groups by setting
-    rows = rows[~pd.MultiIndex.from_frame(rows[key]).isin(held)].assign(source_method=lambda r: r["method"],
-                                                                        setting="base")
-    scores = pd.concat([files, rows], ignore_index=True) if len(rows) else files
+    scores = files
+    if kept is not None:
+        rows = kept[(kept["experiment"] == experiment) & ((kept["method"] == method) if method else True)]
+        key = ["method", "dataset", "repeat"]
+        held = pd.MultiIndex.from_frame(files[key]) if len(files) else None
+        if held is not None:
+            rows = rows[~pd.MultiIndex.from_frame(rows[key]).isin(held)]
+        scores = pd.concat([files, rows], ignore_index=True) if len(rows) else files
+    # every row is setting base (den.report.tables groups by setting, which kept rows lack)
+    scores = scores.assign(setting="base", source_method=scores["method"])
     seeds = scores.groupby(["dataset", "repeat"])["split_seed"].nunique()
     if (seeds > 1).any():
         dataset, repeat = seeds[seeds > 1].index[0]
