@@ -202,10 +202,10 @@ def test_strong_direct_baselines_are_configured_as_documented():
     forest = make_direct("random_forest", seed=4)[-1]
     assert isinstance(forest, RandomForestClassifier)
     assert (forest.n_estimators, forest.random_state, forest.n_jobs) == (500, 4, 1)
-    boosted = make_direct("gradient_boosting_small", seed=4)
+    boosted = make_direct("gradient_boosting_small", seed=4)[-1]
     assert isinstance(boosted, HistGradientBoostingClassifier) and boosted.early_stopping is False
     assert (boosted.min_samples_leaf, boosted.max_iter, boosted.learning_rate) == (3, 200, 0.05)
-    assert make_direct("gradient_boosting", seed=4).min_samples_leaf == 20  # the paper's row: defaults
+    assert make_direct("gradient_boosting", seed=4)[-1].min_samples_leaf == 20  # the paper's row: defaults
     cv = make_direct("logistic_regression_cv", seed=4, min_class_count=20)[-1]
     assert isinstance(cv, LogisticRegressionCV) and cv.Cs == 10 and cv.scoring == "neg_log_loss"
     assert cv.cv.n_splits == 5 and cv.cv.shuffle and cv.cv.random_state == 4
@@ -215,6 +215,24 @@ def test_strong_direct_baselines_are_configured_as_documented():
     for model in STRONG:
         assert model in DIRECT_MODELS
         check_method(model, {"kind": "direct", "model": model})
+
+
+@pytest.mark.parametrize("model", ["gradient_boosting_small", "gradient_boosting"])
+def test_boosted_trees_fit_a_support_set_with_a_column_missing_in_every_row(model):
+    """A column missing in every support row (HistGradientBoostingClassifier alone stops with
+    'window shape cannot be larger than input array shape' there) is left unread: the same
+    probabilities as without the column, whatever the query rows hold in it; a column with some
+    values keeps its missing values for the trees to route."""
+    task = make_task("t", 400, 4, seed=5, missing_rate=0.2)
+    x = task.x.copy()
+    x[:50, 1] = np.nan  # the support rows' second column: all missing
+    x[50:, 1] = np.random.default_rng(0).normal(size=350) * 100  # the query's: anything
+    without = np.delete(x, 1, axis=1)
+    proba = _direct_proba(model, x, task.y, 2)
+    np.testing.assert_array_equal(proba, _direct_proba(model, without, task.y, 2))
+    assert auc(task.y[50:], proba[:, 1]) > 0.8
+    kept = np.isnan(x[:50]).any(axis=0) & ~np.isnan(x[:50]).all(axis=0)
+    assert kept.any()  # other support columns have missing values, taken as they are
 
 
 def test_logistic_regression_cv_chooses_c_with_a_minority_class_of_three_rows():

@@ -54,6 +54,24 @@ class SupportConstantZeroed:
         return self
 
 
+class SupportMissingZeroed(SupportConstantZeroed):
+    """A pipeline step (before the boosted trees) that sets to 0 the columns with no observed
+    value on the rows it was fitted on (the support set), for every row it transforms; every
+    other column, its missing values included, passes unchanged.
+
+    HistGradientBoostingClassifier takes missing values as they are, but stops with "window
+    shape cannot be larger than input array shape" on a column that is missing in every
+    fitting row (a mostly-empty survey column meets 50 support rows that way). Such a column
+    says nothing on the support set; as 0 it is constant there, so the trees never split on it,
+    as if it were left out, and a query row's value in it is not read.
+    """
+
+    def fit(self, x, y=None):
+        x = np.asarray(x, dtype=float)
+        self.varies_ = ~np.isnan(x).all(axis=0) if len(x) else np.ones(x.shape[1], bool)
+        return self
+
+
 def cv_folds(min_class_count: int | None) -> int:
     """Folds of ``logistic_regression_cv``'s stratified cross-validation: 5, or the support
     set's smallest class count when that is smaller (each fold holds every class); below 2
@@ -65,7 +83,8 @@ def cv_folds(min_class_count: int | None) -> int:
 def make_direct(model: str, hidden: tuple[int, ...] = (8,), seed: int = 0, max_iter: int = 500,
                 n_support: int | None = None, min_class_count: int | None = None):
     """An unfitted scikit-learn estimator: impute -> standardise -> classifier (the boosted
-    trees take missing values as they are; the random forest is imputed, not standardised).
+    trees take missing values as they are, but a column missing in every support row becomes 0:
+    ``SupportMissingZeroed``; the random forest is imputed, not standardised).
 
     Args:
         model: one of ``DIRECT_MODELS``.
@@ -88,8 +107,8 @@ def make_direct(model: str, hidden: tuple[int, ...] = (8,), seed: int = 0, max_i
     if model == "random_forest":
         return make_pipeline(impute, RandomForestClassifier(n_estimators=500, random_state=seed, n_jobs=1))
     if model == "gradient_boosting_small":
-        return HistGradientBoostingClassifier(min_samples_leaf=3, max_iter=200, learning_rate=0.05,
-                                              early_stopping=False, random_state=seed)
+        return make_pipeline(SupportMissingZeroed(), HistGradientBoostingClassifier(
+            min_samples_leaf=3, max_iter=200, learning_rate=0.05, early_stopping=False, random_state=seed))
     if model == "logistic_regression_cv":
         folds = cv_folds(min_class_count)
         if folds:
@@ -102,7 +121,7 @@ def make_direct(model: str, hidden: tuple[int, ...] = (8,), seed: int = 0, max_i
     elif model == "mlp":
         clf = MLPClassifier(hidden_layer_sizes=tuple(hidden), max_iter=max_iter, random_state=seed)
     elif model == "gradient_boosting":
-        return HistGradientBoostingClassifier(random_state=seed)
+        return make_pipeline(SupportMissingZeroed(), HistGradientBoostingClassifier(random_state=seed))
     elif model == "knn":
         clf = KNeighborsClassifier(n_neighbors=min(5, n_support or 5))
     else:
