@@ -67,7 +67,7 @@ TASKS = {
     "cps91": ("inlf", ["hours", "hrwage", "lwage", "earns", "faminc", "expersq", "union"]),
     "crime1": ("narr86>0", ["nfarr86", "nparr86"]),
 }
-# the second group: (package, set) -> (response, columns left out)
+# the second group (causaldata; statsmodels ships anes96): set -> (response, columns left out)
 CAUSALDATA_TASKS = {
     "black_politicians": ("responded", []),
     "nhefs": ("death", ["seqn", "id", "yrdth", "modth", "dadth", "censored", "qsmk", "wt82", "wt82_71",
