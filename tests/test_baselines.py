@@ -231,8 +231,14 @@ def test_boosted_trees_fit_a_support_set_with_a_column_missing_in_every_row(mode
     proba = _direct_proba(model, x, task.y, 2)
     np.testing.assert_array_equal(proba, _direct_proba(model, without, task.y, 2))
     assert auc(task.y[50:], proba[:, 1]) > 0.8
-    kept = np.isnan(x[:50]).any(axis=0) & ~np.isnan(x[:50]).all(axis=0)
-    assert kept.any()  # other support columns have missing values, taken as they are
+    from den.baselines.direct import SupportMissingZeroed
+
+    step = SupportMissingZeroed().fit(x[:50])
+    seen = step.transform(x)
+    assert np.all(seen[:, 1] == 0)
+    partly = np.isnan(x[:50]).any(axis=0) & ~np.isnan(x[:50]).all(axis=0)
+    assert partly.any()  # other support columns have missing values: passed on as they are
+    np.testing.assert_array_equal(seen[:, partly], x[:, partly])  # NaN where x has NaN
 
 
 def test_logistic_regression_cv_chooses_c_with_a_minority_class_of_three_rows():
