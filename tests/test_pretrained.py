@@ -42,6 +42,32 @@ def test_the_shipped_models_load_and_are_the_validated_preset(finetune):
     assert PRESETS["adapt"] == {"variant": "adapt", "one_vs_rest": True}
 
 
+def test_the_dev_pretraining_reads_the_settings_the_shipped_model_was_built_with():
+    """docs/benchmarks/shipped_dev.py pre-trains candidates "as the shipped model is": its
+    settings (config/corpus.yaml through the schema and rule shipped_model's functions) are the
+    shipped PLF-free model's own, and a seed or setting asked for changes only that."""
+    import importlib.util
+    from dataclasses import asdict
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "shipped_dev.py"
+    spec = importlib.util.spec_from_file_location("shipped_dev", script)
+    dev = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dev)
+    model = DEN.load(shipped_model_path(finetune=False))
+    names, model_params, pretrain_params = dev.shipped_settings()
+    # the binary sets by name, each multiclass one as its binary cuts NAME~bK
+    assert {name.split("~b")[0] for name in model.metadata["pretrained_on"]} == set(names)
+    assert len(names) == 186
+    saved = asdict(model.config)
+    assert {key: saved[key] for key in model_params} == {
+        key: tuple(value) if isinstance(value, list) else value for key, value in model_params.items()}
+    assert {key: model.metadata["pretrain"][key] for key in pretrain_params} == pretrain_params
+    _, changed, changed_pretrain = dev.shipped_settings(seed=2, pretrain={"steps": 10})
+    assert changed == {**model_params, "seed": 2}
+    assert changed_pretrain == {**pretrain_params, "seed": 2, "steps": 10}
+
+
 def test_the_classifier_picks_the_shipped_model_its_fit_needs(monkeypatch):
     """No model given: the default preset (network adaptation) and preset "fast" load the
     PLF-free model, a fine-tuning fit (preset "paper", or variant "den") the PLF model whose
