@@ -29,20 +29,19 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "workflow"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # corpus_tables
 
 
 def shipped_config(data_dir: str = "../shared/datasets") -> dict:
     """The workflow's config as ``make shipped-model`` sees it: ``config/config.yaml``, then
-    ``config/corpus.yaml`` over it (Snakemake's recursive update), ``data_dir`` set, checked and
+    ``config/corpus.yaml`` over it (``corpus_tables.load_config``), ``data_dir`` set, checked and
     completed by the schema."""
-    from snakemake.utils import update_config, validate
+    from corpus_tables import load_config
+    from snakemake.utils import validate
 
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    update_config(config, yaml.safe_load((ROOT / "config" / "corpus.yaml").read_text()))
+    config = load_config()
     config["data_dir"] = data_dir
     validate(config, str(ROOT / "workflow" / "schemas" / "config.schema.yaml"))
     return config
