@@ -36,11 +36,12 @@ files are read without importing the packages, so they install without their dep
     pip install --no-deps ISLP lifelines scikit-survival
     python docs/benchmarks/unseen_dev.py RECORDS.jsonl [--group causaldata|islp|survival]   # resumes
     python docs/benchmarks/unseen_dev.py RECORDS.jsonl --report
-    python docs/benchmarks/unseen_dev.py --model results/shipped_dev/NAME.npz --label NAME   # every group
+    python docs/benchmarks/unseen_dev.py --model results/shipped_dev/NAME.npz [MORE.npz] --label NAME
     python docs/benchmarks/unseen_dev.py --label NAME --compare [BASE]   # paired with BASE or the shipped
 
 ``--model`` scores a model that ``shipped_dev.py`` pre-trained as the shipped one is (a seed or
-a setting changed) with the same presets and splits, records under ``results/unseen_dev/``, and
+a setting changed) with the same presets and splits (several models: their probabilities
+averaged), records under ``results/unseen_dev/``, and
 ``--compare`` pairs its presets with the shipped model's (or another candidate's) set by set.
 
 Each set gets ``REPEATS`` splits of 50 support rows (every class present) and at most 5,000 query
@@ -216,10 +217,11 @@ def splits(done: set[tuple], group: str = "wooldridge"):
             yield name, x, y, repeat, seed, support, query
 
 
-def run(records: Path, group: str = "wooldridge", model: Path | None = None) -> None:
+def run(records: Path, group: str = "wooldridge", models: list[Path] | None = None) -> None:
     """Score every split of ``group`` not yet in ``records`` and append one JSON line per split:
-    the DEN presets with ``model`` (None: the shipped one) and, for the shipped one only, the
-    classical methods (a candidate model is paired with the shipped records, which hold them)."""
+    the DEN presets with ``models`` (None: the shipped one; several: each fitted alike and their
+    class-1 probabilities averaged) and, for the shipped one only, the classical methods (a
+    candidate is paired with the shipped records, which hold them)."""
     from den.api import DENClassifier
     from den.evaluate import score
 
@@ -231,14 +233,17 @@ def run(records: Path, group: str = "wooldridge", model: Path | None = None) -> 
                       "features": x.shape[1], "positives": float(y.mean())}
             for preset in DEN_PRESETS:
                 t0 = time.perf_counter()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    clf = DENClassifier(model=None if model is None else str(model), preset=preset)
-                    clf.fit(x[support], y[support], X_unlabeled=x[query])
-                    proba = clf.predict_proba(x[query])[:, list(clf.classes_).index(1)]
+                probas = []
+                for model in models or [None]:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        clf = DENClassifier(model=None if model is None else str(model), preset=preset)
+                        clf.fit(x[support], y[support], X_unlabeled=x[query])
+                        probas.append(clf.predict_proba(x[query])[:, list(clf.classes_).index(1)])
+                proba = np.mean(probas, axis=0)
                 record[f"den_{preset}"] = score(y[query], np.column_stack([1 - proba, proba]))["auc"]
                 record[f"den_{preset}_seconds"] = time.perf_counter() - t0
-            if model is None:
+            if models is None:
                 record.update(corpus_dev.classical_scores(x[support], y[support], x[query], y[query], 2,
                                                           seed))
             corpus_dev.write_record(handle, record, started)
@@ -309,8 +314,11 @@ def main(argv=None) -> None:
     parser.add_argument("--group", choices=sorted(GROUPS), help="one group (default: wooldridge, or "
                         "every group with --model)")
     parser.add_argument("--report", action="store_true")
-    parser.add_argument("--model", type=Path, help="a candidate model (shipped_dev.py) instead of the "
-                        "shipped one: its records go to results/unseen_dev/LABEL_GROUP.jsonl")
+    parser.add_argument("--model", type=Path, nargs="+",
+                        help="a candidate model (shipped_dev.py) instead of the shipped one, or several "
+                        "whose probabilities are averaged (the shipped one by its path, "
+                        "workflow/den/pretrained/den-binary-no-plf.npz): records go to "
+                        "results/unseen_dev/LABEL_GROUP.jsonl")
     parser.add_argument("--label", help="the candidate's name (with --model or --compare)")
     parser.add_argument("--compare", nargs="?", const="", metavar="BASE",
                         help="pair LABEL's records with BASE's (default: the shipped model's)")
