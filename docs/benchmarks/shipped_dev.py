@@ -77,6 +77,13 @@ def main(argv=None) -> None:
 
     names, model_params, pretrain_params = shipped_settings(args.seed, json.loads(args.model),
                                                             json.loads(args.pretrain))
+    from den.model.config import ModelConfig
+    from den.train.pretrain import PretrainConfig
+
+    try:  # a misspelt setting stops here, before the tasks are read
+        ModelConfig(**model_params), PretrainConfig(**pretrain_params)
+    except (TypeError, ValueError) as error:
+        raise SystemExit(f"--model / --pretrain: {error}") from None
     missing = [wc.data_file(name) for name in names if not (ROOT / wc.data_file(name)).is_file()]
     if missing:
         raise SystemExit(f"{len(missing)} task files are missing (e.g. {missing[0]}); build them with "

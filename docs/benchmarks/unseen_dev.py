@@ -324,6 +324,8 @@ def main(argv=None) -> None:
                         help="pair LABEL's records with BASE's (default: the shipped model's)")
     args = parser.parse_args(argv)
     if args.compare is not None:
+        if not args.label:
+            parser.error("--compare needs --label (the candidate to pair with BASE or the shipped model)")
         compare(args.label, args.compare or None)
     elif args.model is not None:
         if not args.label:
