@@ -43,6 +43,9 @@ files are read without importing the packages, so they install without their dep
 a setting changed) with the same presets and splits (several models: their probabilities
 averaged), records under ``results/unseen_dev/``, and
 ``--compare`` pairs its presets with the shipped model's (or another candidate's) set by set.
+Session 38's candidates' records (``ship_seed2``, ``ship_seed3``, ``wide_seed2``, ``ens2``,
+``meanpool_seed2``, ``meanpool_seed3``; ``corpus-dev.md``) are kept in
+``docs/benchmarks/unseen_dev_candidates/`` (``--records-dir`` reads them there).
 
 Each set gets ``REPEATS`` splits of 50 support rows (every class present) and at most 5,000 query
 rows, seeded by set and repeat as the workflow's evaluation jobs are. Scored on each: the default
@@ -249,37 +252,38 @@ def run(records: Path, group: str = "wooldridge", models: list[Path] | None = No
             corpus_dev.write_record(handle, record, started)
 
 
-def group_records(label: str | None, group: str) -> Path:
+def group_records(label: str | None, group: str, records_dir: Path = CANDIDATE_DIR) -> Path:
     """The records file of ``group``: the shipped model's (label None, kept in the repository) or
-    a candidate model's (under ``results/unseen_dev/``)."""
+    a candidate model's (under ``records_dir``, ``--records-dir``)."""
     if label is None:
         return Path(__file__).resolve().parent / f"unseen_dev_{group}.jsonl"
-    return CANDIDATE_DIR / f"{label}_{group}.jsonl"
+    return records_dir / f"{label}_{group}.jsonl"
 
 
-def per_set(label: str | None) -> pd.DataFrame:
+def per_set(label: str | None, records_dir: Path = CANDIDATE_DIR) -> pd.DataFrame:
     """Mean AUC x 100 per set (index: group/set) of every recorded column, over all groups whose
     records exist for ``label``."""
     frames = []
     for group in GROUPS:
-        path = group_records(label, group)
+        path = group_records(label, group, records_dir)
         if path.is_file():
             frame = pd.DataFrame([json.loads(line) for line in path.read_text().splitlines()])
             frame["dataset"] = group + "/" + frame["dataset"]
             frames.append(frame)
     if not frames:
-        raise SystemExit(f"no records of {label or 'the shipped model'} ({group_records(label, '*')})")
+        raise SystemExit(f"no records of {label or 'the shipped model'} "
+                         f"({group_records(label, '*', records_dir)})")
     frame = pd.concat(frames)
     columns = [c for c in frame.columns if c.startswith("den_") and not c.endswith("_seconds")]
     columns += [c for c in corpus_dev.CLASSICAL_METHODS if c in frame.columns]
     return frame.groupby("dataset")[columns].mean() * 100
 
 
-def compare(label: str, base: str | None = None) -> None:
+def compare(label: str, base: str | None = None, records_dir: Path = CANDIDATE_DIR) -> None:
     """Each DEN preset of model ``label`` paired with the same preset of ``base`` (None: the shipped
     model) over the sets both have: mean difference, its s.e. over sets, sets above, and each
     against the forest."""
-    candidate, reference = per_set(label), per_set(base)
+    candidate, reference = per_set(label, records_dir), per_set(base, records_dir)
     common = candidate.index.intersection(reference.index)
     forest = per_set(None).loc[common, "random_forest"]
     print(f"{label} against {base or 'the shipped model'}: {len(common)} sets")
@@ -322,16 +326,19 @@ def main(argv=None) -> None:
     parser.add_argument("--label", help="the candidate's name (with --model or --compare)")
     parser.add_argument("--compare", nargs="?", const="", metavar="BASE",
                         help="pair LABEL's records with BASE's (default: the shipped model's)")
+    parser.add_argument("--records-dir", type=Path, default=CANDIDATE_DIR,
+                        help=f"where candidates' records are written and read (default {CANDIDATE_DIR}; "
+                        "session 38's are kept in docs/benchmarks/unseen_dev_candidates)")
     args = parser.parse_args(argv)
     if args.compare is not None:
         if not args.label:
             parser.error("--compare needs --label (the candidate to pair with BASE or the shipped model)")
-        compare(args.label, args.compare or None)
+        compare(args.label, args.compare or None, args.records_dir)
     elif args.model is not None:
         if not args.label:
             parser.error("--model needs --label")
         for group in [args.group] if args.group else GROUPS:
-            run(group_records(args.label, group), group, args.model)
+            run(group_records(args.label, group, args.records_dir), group, args.model)
     elif args.records is None:
         parser.error("give a records file, or --model with --label, or --compare with --label")
     elif args.report:
