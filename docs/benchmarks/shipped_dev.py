@@ -74,12 +74,11 @@ def main(argv=None) -> None:
     from den import workflow_config as wc
     from den.data.tasks import Task
     from den.experiments import pretrain_model
-
-    names, model_params, pretrain_params = shipped_settings(args.seed, json.loads(args.model),
-                                                            json.loads(args.pretrain))
     from den.model.config import ModelConfig
     from den.train.pretrain import PretrainConfig
 
+    names, model_params, pretrain_params = shipped_settings(args.seed, json.loads(args.model),
+                                                            json.loads(args.pretrain))
     try:  # a misspelt setting stops here, before the tasks are read
         ModelConfig(**model_params), PretrainConfig(**pretrain_params)
     except (TypeError, ValueError) as error:
