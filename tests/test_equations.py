@@ -133,6 +133,8 @@ def weights_of(model):
         w["v"], w["h_v"] = f(net.label_encoding), f(net.h_v)
     if model.config.local_bandwidths:
         w["phi_l"] = f(net.phi_l)
+    if model.config.linear_evidence:
+        w["phi_e"] = f(net.phi_e)
     if model.config.tuple_attention:
         w["attention"] = f(net.attention)
     if model.config.gated_pooling:
@@ -223,16 +225,40 @@ def relevance_reference(z_s, y_s, t, bandwidths, balanced=False, mutation=None):
     return np.array(out)
 
 
-def pooled_reference(w, config, z, s, tuples, z_s=None, y_s=None):
-    """Phi~(z, s) = mean over tuples of phi([z^t, s^t] (, l^t(z))), phi's last layer included
-    (with tuple attention, a softmax-weighted mean; with gated pooling, per unit of phi's last
-    hidden layer g mean + (1 - g) log-mean-exp, then phi's last layer)."""
-    first_kernel = np.vstack([w["phi_z"], w["phi_s"]] + ([w["phi_l"]] if "phi_l" in w else []))
+def evidence_reference(z, z_s, y_s, mutation=None):
+    """e(z) (network module docstring, ``DENNetwork.linear_evidence``): per feature j,
+    (z_j - (mu0_j + mu1_j) / 2) (mu1_j - mu0_j) / (v_j + 0.01) clipped to +-10, with mu_c the
+    support rows' class means and v_j the mean squared distance of the support rows to their
+    own class's mean (0 if a class has no row)."""
+    if not (np.any(y_s == 0) and np.any(y_s == 1)):
+        return np.zeros_like(z)
+    mu0, mu1 = z_s[y_s == 0].mean(axis=0), z_s[y_s == 1].mean(axis=0)
+    if mutation == "evidence_total_variance":
+        v = z_s.var(axis=0)
+    else:
+        v = np.mean((z_s - np.where((y_s == 1)[:, None], mu1, mu0)) ** 2, axis=0)
+    return np.clip((z - (mu0 + mu1) / 2) * (mu1 - mu0) / (v + 0.01), -10, 10)
+
+
+def pooled_reference(w, config, z, s, tuples, z_s=None, y_s=None, mutation=None):
+    """Phi~(z, s) = mean over tuples of phi([z^t, s^t] (, l^t(z)) (, e^t(z))), phi's last layer
+    included (with tuple attention, a softmax-weighted mean; with gated pooling, per unit of
+    phi's last hidden layer g mean + (1 - g) log-mean-exp, then phi's last layer)."""
+    first_kernel = np.vstack([w["phi_z"], w["phi_s"]] + ([w["phi_l"]] if "phi_l" in w else [])
+                             + ([w["phi_e"]] if "phi_e" in w else []))
+    evidence = evidence_reference(z[None], z_s, y_s, mutation)[0] if "phi_e" in w else None
+
+    def inputs(t, s_t):
+        x = [z[list(t)], s_t]
+        if "phi_l" in w:
+            x.append(local_reference(z, z_s, y_s, t, config.local_bandwidths))
+        if evidence is not None:
+            x.append(evidence[list(t)])
+        return np.concatenate(x)
+
     phis, scores = [], []
     for t, s_t in zip(tuples, s):
-        x = np.concatenate([z[list(t)], s_t])
-        if "phi_l" in w:
-            x = np.concatenate([x, local_reference(z, z_s, y_s, t, config.local_bandwidths)])
+        x = inputs(t, s_t)
         phis.append(mlp(x, [(first_kernel, w["phi_b"], True)] + w["phi_rest"]))
         if "attention" in w:  # weight of tuple t from s^t alone: u . relu(s^t W_s + b)
             scores.append(w["attention"] @ relu(s_t @ w["phi_s"] + w["phi_b"]))
@@ -241,10 +267,7 @@ def pooled_reference(w, config, z, s, tuples, z_s=None, y_s=None):
         weights /= weights.sum()
         return sum(a * p for a, p in zip(weights, phis))
     if "gate" in w:
-        hidden = np.array([mlp(np.concatenate([z[list(t)], s_t]
-                                              + ([local_reference(z, z_s, y_s, t, config.local_bandwidths)]
-                                                 if "phi_l" in w else [])),
-                               [(first_kernel, w["phi_b"], True)] + w["phi_rest"][:-1])
+        hidden = np.array([mlp(inputs(t, s_t), [(first_kernel, w["phi_b"], True)] + w["phi_rest"][:-1])
                            for t, s_t in zip(tuples, s)])  # (T, P): phi's last hidden layer
         beta = np.log1p(np.exp(w["pool_rho"]))  # softplus
         soft_max = np.log(np.mean(np.exp(beta * hidden), axis=0)) / beta
@@ -274,8 +297,8 @@ def reference_logits(model, x_s, y_s, x_q, alpha, missing, n_classes=None, mutat
     if config.head == "binary":
         # feature_count_input: psi reads [Phi~, log d]
         extra = [np.log(x_s.shape[1])] if config.feature_count_input else []
-        return np.array([mlp(np.concatenate([pooled_reference(w, config, z_q[q], s, tuples, z_s, y_s),
-                                             extra]), w["psi"])[0] for q in range(len(z_q))])
+        pooled = [pooled_reference(w, config, z_q[q], s, tuples, z_s, y_s, mutation) for q in range(len(z_q))]
+        return np.array([mlp(np.concatenate([p, extra]), w["psi"])[0] for p in pooled])
     support = [pooled_reference(w, config, z_s[i], s, tuples) for i in range(len(y_s))]
     scores = np.empty((len(z_q), n_classes))
     for q in range(len(z_q)):
@@ -359,6 +382,9 @@ CASES = {
     # the binary support set has 5 rows of class 1 and 7 of class 0, so the weighting counts
     "binary-r2-d3-local-balanced-relevance": (dict(head="binary", order=2, local_bandwidths=(0.2, 0.5),
                                                    tuple_relevance=True, balanced_relevance=True), 3, 2),
+    "binary-r3-d4-local-relevance-gated-evidence": (dict(head="binary", order=3, local_bandwidths=(0.3,),
+                                                         tuple_relevance=True, gated_pooling=True,
+                                                         linear_evidence=True), 4, 2),
     "multiclass-r2-d3-gated": (dict(head="multiclass", order=2, gated_pooling=True), 3, 3),
     "multiclass-r1-d4": (dict(head="multiclass", order=1), 4, 3),
     "multiclass-r2-d3": (dict(head="multiclass", order=2), 3, 3),
@@ -401,6 +427,7 @@ MUTATIONS = [  # (case, mutation of the reference): each is a plausible bug the 
     ("binary-r1-d4", "first_tuples_only"),  # pooling over part of the tuples
     ("binary-r2-d3-local-relevance", "relevance_includes_self"),  # a support row scores its own label
     ("binary-r2-d3-local-balanced-relevance", "relevance_unweighted"),  # rows weighed alike, not classes
+    ("binary-r3-d4-local-relevance-gated-evidence", "evidence_total_variance"),  # not within-class
     ("multiclass-r2-d3", "reverse_labels"),  # v(y) of the wrong class in eq. (4)
     ("multiclass-r2-d3", "sum_over_class"),  # eq. (5) without the division by the class count
 ]

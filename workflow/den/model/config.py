@@ -63,6 +63,10 @@ class ModelConfig:
             instead of per row, so the rows of a rare class count as much as the common
             one's (one class against the rest, imbalanced tasks); the same on a balanced
             support set.
+        linear_evidence: binary head only: phi's first layer also reads, for each of a
+            tuple's r features at the query, its Gaussian naive-Bayes term from the support
+            rows (``DENNetwork.linear_evidence``), a low-variance reader of evidence that
+            adds up over features (not in the paper).
         seed: initialisation seed, and the seed of the tuple subsets when d^r > d^2.
     """
 
@@ -86,6 +90,7 @@ class ModelConfig:
     feature_count_input: bool = False
     tuple_relevance: bool = False
     balanced_relevance: bool = False
+    linear_evidence: bool = False
     seed: int = 91620
 
     def __post_init__(self):
@@ -126,6 +131,8 @@ class ModelConfig:
                             "local_bandwidths")
         if self.balanced_relevance and not self.tuple_relevance:
             problems.append("balanced_relevance (a weighting of tuple relevance) needs tuple_relevance")
+        if self.linear_evidence and self.head != "binary":
+            problems.append("linear_evidence (an input of phi at the query) needs the binary head")
         if self.tuple_attention and self.gated_pooling:
             problems.append("tuple_attention and gated_pooling are two ways to pool over tuples: set one")
         if self.seed < 0:

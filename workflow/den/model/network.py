@@ -31,6 +31,11 @@ Tuple relevance (``ModelConfig.tuple_relevance``, with the local embedding; not 
     tell a tuple whose neighbourhoods separate the classes (an interaction) from one that
     carries nothing; q^t can, and phi (and gated pooling's gate) can weigh tuples by it.
 
+Linear evidence (``ModelConfig.linear_evidence``, binary head; not in the paper):
+    e_j(z) = clip((z_j - (mu0_j + mu1_j) / 2) (mu1_j - mu0_j) / (v_j + 0.01), +-10) per feature,
+    with mu_c the support rows' class means and v_j their pooled within-class variance (0 when
+    a class has no support row); phi's first layer also reads the tuple's r terms e^t(z).
+
 Feature count (``ModelConfig.feature_count_input``, binary head; not in the paper): psi reads
 [Phi~, log d], so the evidence of d features, averaged over tuples, can be scaled back up.
 
@@ -122,6 +127,8 @@ class DENNetwork(tf.Module):
                 self.attention = tf.Variable(np.zeros(p[0], np.float32), name="attention")
             if config.local_bandwidths:
                 self.phi_l = tf.Variable(_glorot(rng, 2 * len(config.local_bandwidths), p[0]), name="phi_l")
+            if config.linear_evidence:
+                self.phi_e = tf.Variable(_glorot(rng, r, p[0]), name="phi_e")
             if config.tuple_relevance:
                 self.phi_q = tf.Variable(_glorot(rng, len(config.local_bandwidths), p[0]), name="phi_q")
             self.phi_layers = [_Dense(rng, a, b, True, f"phi{i + 1}") for i, (a, b) in
@@ -255,7 +262,26 @@ class DENNetwork(tf.Module):
             out += [tf.clip_by_value(ratio, -10.0, 10.0), tf.maximum(level, -10.0)]
         return tf.gather(tf.stack(out, axis=2), index, axis=1)  # (n, U, 2B) -> (n, T, 2B)
 
-    def pooled(self, z, bias, tuples, local=None):
+    def linear_evidence(self, z, z_support, y_support):
+        """Each feature's Gaussian naive-Bayes term at the query rows (module docstring).
+
+        Args:
+            z: (n, d) calibrated query features; z_support: (m, d) calibrated support
+                features; y_support: (m,) int32 labels 0/1.
+
+        Returns:
+            (n, d) float32 e_j(z), 0 when a class has no support row.
+        """
+        y1 = tf.cast(y_support, tf.float32)
+        labels = tf.stack([1.0 - y1, y1], axis=1)  # (m, 2)
+        counts = tf.reduce_sum(labels, axis=0)  # (2,)
+        means = tf.matmul(labels, z_support, transpose_a=True) / tf.maximum(counts, 1.0)[:, None]  # (2, d)
+        spread = z_support - tf.matmul(labels, means)  # (m, d): each row against its class mean
+        variance = tf.reduce_mean(spread * spread, axis=0)  # (d,)
+        term = (z - 0.5 * (means[0] + means[1])) * (means[1] - means[0]) / (variance + 0.01)
+        return tf.where(tf.reduce_min(counts) > 0, tf.clip_by_value(term, -10.0, 10.0), 0.0)
+
+    def pooled(self, z, bias, tuples, local=None, evidence=None):
         """Phi~(z, s) = mean over tuples of phi([z^t, s^t]) (with the local embedding:
         phi([z^t, s^t, l^t(z)]); with tuple attention or gated pooling, their pooling in place
         of the mean, module docstring).
@@ -265,6 +291,7 @@ class DENNetwork(tf.Module):
             bias: (T, P0) from ``tuple_bias``.
             tuples: (T, r).
             local: (n, T, 2B) from ``local_features``, or None.
+            evidence: (n, d) from ``linear_evidence``, or None.
 
         Returns:
             (n, P) float32.
@@ -272,6 +299,9 @@ class DENNetwork(tf.Module):
         n, t = tf.shape(z)[0], tf.shape(tuples)[0]
         z_t = tf.reshape(tf.gather(z, tuples, axis=1), [-1, self.config.order])  # (n*T, r)
         a = tf.reshape(tf.matmul(z_t, self.phi_z), [n, t, -1]) + bias
+        if evidence is not None:
+            e_t = tf.reshape(tf.gather(evidence, tuples, axis=1), [-1, self.config.order])  # (n*T, r)
+            a = a + tf.reshape(tf.matmul(e_t, self.phi_e), [n, t, -1])
         if local is not None:
             a = a + tf.reshape(tf.matmul(tf.reshape(local, [n * t, -1]), self.phi_l), [n, t, -1])
         a = tf.reshape(tf.nn.relu(a), [n * t, -1])
@@ -320,7 +350,10 @@ class DENNetwork(tf.Module):
         local = None
         if self.config.local_bandwidths:
             local = self.local_features(z_query, context["z_support"], context["y_support"], tuples)
-        pooled = self.pooled(z_query, context["bias"], tuples, local)
+        evidence = None
+        if self.config.linear_evidence:
+            evidence = self.linear_evidence(z_query, context["z_support"], context["y_support"])
+        pooled = self.pooled(z_query, context["bias"], tuples, local, evidence)
         if self.config.head == "binary":
             a = pooled
             if self.config.feature_count_input:  # log d beside the pooled representation
