@@ -29,6 +29,8 @@ def test_the_shipped_models_load_and_are_the_validated_preset(finetune):
     assert config.local_bandwidths == (0.05, 0.1, 0.2, 0.4) and config.keypoint_placement == "quantile"
     # chosen on the held-back corpus sets
     assert config.gated_pooling and config.tuple_relevance and config.balanced_relevance
+    # chosen on the 32 unseen real sets, tested on the benchmark (session 39)
+    assert config.linear_evidence and "den/phi_e" in model.network.weights_dict()
     # the 71 binary sets of corpus/ and tabular/ and the 42 binary R datasets (since session 34),
     # and 4 binary cuts of each of their 55 + 18 multiclass sets
     names = model.metadata["pretrained_on"]

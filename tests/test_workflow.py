@@ -519,11 +519,22 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
     assert "one_vs_rest_cuts" not in wc.shipped_pretrain_params(config)
     assert models["results/models/corpus_ovr/base/no_plf/all.npz"] == \
         models["results/models/corpus_mc_ovr/base/no_plf/all.npz"]
+    # linear evidence since session 39: tables corpus_rdata_linev and corpus_mc_rdata_linev are its
+    # test, the corpus_rdata settings with it on, one pre-training for both, their DEN rows alone
+    linev = {**balanced, "linear_evidence": True}
+    for table in ("corpus_rdata_linev", "corpus_mc_rdata_linev"):
+        assert experiments[table]["model"] == linev
+        assert experiments[table]["pretrain_on"] == experiments["corpus_rdata"]["pretrain_on"]
+        assert experiments[table]["pretrain"] == experiments["corpus_rdata"]["pretrain"]
+        assert not set(experiments[table]["methods"]) - {"den_adapt", "den_no_plf"}
+    assert models["results/models/corpus_rdata_linev/base/no_plf/all.npz"] == \
+        models["results/models/corpus_mc_rdata_linev/base/no_plf/all.npz"] != \
+        models["results/models/corpus_rdata/base/no_plf/all.npz"]
     for plf in (False, True):
         params = wc.shipped_model_params(config, plf)
-        assert params == {**config["model"], **balanced, "head": "binary", "use_calibration": plf,
+        assert params == {**config["model"], **linev, "head": "binary", "use_calibration": plf,
                           "seed": config["seed"]}
-        assert ModelConfig(**params).balanced_relevance and ModelConfig(**params).local_bandwidths
+        assert ModelConfig(**params).linear_evidence and ModelConfig(**params).local_bandwidths
 
 
 def test_corpus_benchmark_pretrains_the_meta_learned_baselines_as_long_as_den():
@@ -763,7 +774,7 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
                      "--config", f"data_dir={tmp_path / 'data'}", "--", *tables)
     assert dry.returncode == 0, dry.stderr[-3000:]
     counts = _job_counts(dry)
-    assert counts["table"] == 18 and counts["prepare_dataset"] == 186
+    assert counts["table"] == 20 and counts["prepare_dataset"] == 186
     meta = {name for name, spec in default["methods"].items() if spec["kind"] == "meta"}
     binary_meta = [m for m in experiments["corpus"]["methods"] if m in meta]
     multiclass_meta = [m for m in experiments["corpus_mc_head"]["methods"] if m in meta]
@@ -775,13 +786,13 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     # tuple-relevance model and the model pre-trained on the multiclass sets' cuts as well (each one
     # for its binary and its multiclass table; the network-adaptation tables use the cuts model),
     # the balanced-relevance model, the one-against-the-rest cuts model and the model pre-trained
-    # also on the R datasets (one each for its two tables)
+    # also on the R datasets, and the linear-evidence one (one each for its two tables)
     assert counts["pretrain"] == \
-        2 + 1 + len(binary_meta) + len(multiclass_meta) + 2 + 1 + 1 + 1 + 1 + 1 + 1, counts
+        2 + 1 + len(binary_meta) + len(multiclass_meta) + 2 + 1 + 1 + 1 + 1 + 1 + 1 + 1, counts
     assert counts["evaluate"] == sum(len(spec["methods"]) * len(spec["datasets"]) * len(wc.settings(spec))
                                      for spec in experiments.values()) \
         == 19 * 16 + 7 * 4 + 12 * 4 + 3 * 16 + 3 * (4 * 16 + 4 * 4) + 5 * (16 + 4) + 5 * (16 + 4) \
-        + 5 * 16 + 4 * 4 + 5 * 16 + 4 * 4
+        + 5 * 16 + 4 * 4 + 5 * 16 + 4 * 4 + 1 * 16 + 1 * 4
     shipped = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", *configs,
                          "--config", f"data_dir={tmp_path / 'data'}", "--",
                          "results/shipped/den-binary-no-plf.npz", "results/shipped/den-binary-plf.npz")
