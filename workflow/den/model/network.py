@@ -283,8 +283,8 @@ class DENNetwork(tf.Module):
 
     def pooled(self, z, bias, tuples, local=None, evidence=None):
         """Phi~(z, s) = mean over tuples of phi([z^t, s^t]) (with the local embedding:
-        phi([z^t, s^t, l^t(z)]); with tuple attention or gated pooling, their pooling in place
-        of the mean, module docstring).
+        phi([z^t, s^t, l^t(z)]), with linear evidence e^t(z) beside them; with tuple attention
+        or gated pooling, their pooling in place of the mean, module docstring).
 
         Args:
             z: (n, d) calibrated features.
