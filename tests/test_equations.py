@@ -463,3 +463,24 @@ def test_training_path_loss_matches_the_reference(computed, case):
         tf.constant(task.y_support), kernel, missing, tf.constant(task.tuples),
         tf.constant(n_classes, tf.int32), tf.constant(0.0), tf.constant(0.0))[0].numpy()
     np.testing.assert_allclose(loss, expected, rtol=RTOL, atol=ATOL)
+
+
+def test_linear_evidence_is_zero_without_both_classes_and_clipped():
+    """e(z) (``DENNetwork.linear_evidence``) matches its reference, is 0 where the support set
+    holds one class only (no class means to compare), and is clipped to +-10 where the classes
+    are far apart with no spread within them."""
+    net = DEN(ModelConfig(**ARCH, head="binary", order=2, linear_evidence=True, seed=3)).network
+    rng = np.random.default_rng(11)
+    z_s, z_q = rng.uniform(size=(12, 4)), rng.uniform(size=(5, 4))
+    y_s = np.array([0, 1] * 6, np.int32)
+    ours = net.linear_evidence(tf.constant(z_q, tf.float32), tf.constant(z_s, tf.float32),
+                               tf.constant(y_s)).numpy()
+    np.testing.assert_allclose(ours, evidence_reference(z_q, z_s, y_s), rtol=RTOL, atol=ATOL)
+    assert np.abs(ours).max() > 100 * ATOL
+    one_class = net.linear_evidence(tf.constant(z_q, tf.float32), tf.constant(z_s, tf.float32),
+                                    tf.constant(np.ones(12, np.int32))).numpy()
+    assert np.all(one_class == 0.0)
+    apart = np.where(y_s[:, None] == 1, 1.0, 0.0) * np.ones((1, 4))  # class 0 at 0, class 1 at 1
+    clipped = net.linear_evidence(tf.constant([[1.0] * 4, [0.0] * 4]), tf.constant(apart, tf.float32),
+                                  tf.constant(y_s)).numpy()
+    np.testing.assert_allclose(clipped, [[10.0] * 4, [-10.0] * 4])  # 0.5 / 0.01 = 50 unclipped

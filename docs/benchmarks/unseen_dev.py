@@ -41,6 +41,7 @@ files are read without importing the packages, so they install without their dep
     python docs/benchmarks/unseen_dev.py --model results/shipped_dev/NAME.npz [MORE.npz] --label NAME
     python docs/benchmarks/unseen_dev.py --label NAME --compare [BASE]   # paired with BASE or the shipped
     python docs/benchmarks/unseen_dev.py --label A1,A2 --compare B1,B2   # two seed pairs, per set averaged
+    python docs/benchmarks/unseen_dev.py --label NAME --compare BASE --per-set   # each set's difference too
 
 ``--model`` scores a model that ``shipped_dev.py`` pre-trained as the shipped one is (a seed or
 a setting changed) with the same presets and splits (several models: their probabilities
@@ -292,12 +293,14 @@ def per_set(label: str | None, records_dir: Path = CANDIDATE_DIR) -> pd.DataFram
     return frame.groupby("dataset")[columns].mean() * 100
 
 
-def compare(label: str, base: str | None = None, records_dir: Path = CANDIDATE_DIR) -> None:
+def compare(label: str, base: str | None = None, records_dir: Path = CANDIDATE_DIR,
+            sets: bool = False) -> None:
     """Each DEN preset of model ``label`` paired with the same preset of ``base`` (None: the shipped
     model) over the sets both have: mean difference, its s.e. over sets, sets above, and each
     against the forest. Several pairs, comma-separated in both (``linev_seed4,linev_seed5`` with
     ``ship_seed4,ship_seed5``), are paired in order and each set's figures averaged over the pairs
-    before the mean and s.e. over the sets are taken."""
+    before the mean and s.e. over the sets are taken. With ``sets``, each preset's per-set
+    differences follow, lowest first (``--per-set``)."""
     labels = label.split(",")
     bases = base.split(",") if base else [None] * len(labels)
     if len(bases) != len(labels):
@@ -317,6 +320,8 @@ def compare(label: str, base: str | None = None, records_dir: Path = CANDIDATE_D
         margin = candidate[preset] - forest
         print(f"{preset}: {candidate[preset].mean():.2f} against "
               f"{reference[preset].mean():.2f}, {paired(diff)}; - random_forest {paired(margin)}")
+        if sets:
+            print(diff.sort_values().round(2).to_string(header=False))
 
 
 def report(records: Path) -> None:
@@ -349,6 +354,8 @@ def main(argv=None) -> None:
     parser.add_argument("--compare", nargs="?", const="", metavar="BASE",
                         help="pair LABEL's records with BASE's (default: the shipped model's; "
                         "comma-separated, one base per label)")
+    parser.add_argument("--per-set", action="store_true",
+                        help="with --compare: each set's difference too, lowest first")
     parser.add_argument("--records-dir", type=Path, default=CANDIDATE_DIR,
                         help=f"where candidates' records are written and read (default {CANDIDATE_DIR}; "
                         "session 38's are kept in docs/benchmarks/unseen_dev_candidates)")
@@ -356,7 +363,7 @@ def main(argv=None) -> None:
     if args.compare is not None:
         if not args.label:
             parser.error("--compare needs --label (the candidate to pair with BASE or the shipped model)")
-        compare(args.label, args.compare or None, args.records_dir)
+        compare(args.label, args.compare or None, args.records_dir, args.per_set)
     elif args.model is not None:
         if not args.label:
             parser.error("--model needs --label")

@@ -208,10 +208,9 @@ class DENNetwork(tf.Module):
         multisets, index = _tuple_multisets(tuples)
         dist = _tuple_sq_distances(z_support, z_support, multisets)  # (m, m, U)
         is_self = tf.eye(m, dtype=tf.bool)[:, :, None]  # (m, m, 1)
-        y1 = tf.cast(y_support, tf.float32)
-        labels = tf.stack([1.0 - y1, y1], axis=1)  # (m, 2)
+        labels = _class_columns(y_support)  # (m, 2)
         counts = tf.reduce_sum(labels, axis=0)[None, :] - labels  # (m, 2): the others of each class
-        sign = 2.0 * y1 - 1.0
+        sign = 2.0 * labels[:, 1] - 1.0
         if self.config.balanced_relevance:  # row i weighs 1 / (2 m_{y_i}): each class half
             per_class = tf.maximum(2.0 * tf.reduce_sum(labels, axis=0), 1.0)  # (2,)
             signed = sign * tf.reduce_sum(labels / per_class[None, :], axis=1)  # (m,)
@@ -246,8 +245,7 @@ class DENNetwork(tf.Module):
         m = tf.shape(z_support)[0]
         multisets, index = _tuple_multisets(tuples)
         dist = _tuple_sq_distances(z, z_support, multisets)  # (n, m, U)
-        y1 = tf.cast(y_support, tf.float32)
-        labels = tf.stack([1.0 - y1, y1], axis=1)  # (m, 2)
+        labels = _class_columns(y_support)  # (m, 2)
         counts = tf.reduce_sum(labels, axis=0)  # (2,)
         out = []
         for b in self.config.local_bandwidths:
@@ -272,8 +270,7 @@ class DENNetwork(tf.Module):
         Returns:
             (n, d) float32 e_j(z), 0 when a class has no support row.
         """
-        y1 = tf.cast(y_support, tf.float32)
-        labels = tf.stack([1.0 - y1, y1], axis=1)  # (m, 2)
+        labels = _class_columns(y_support)  # (m, 2)
         counts = tf.reduce_sum(labels, axis=0)  # (2,)
         means = tf.matmul(labels, z_support, transpose_a=True) / tf.maximum(counts, 1.0)[:, None]  # (2, d)
         spread = z_support - tf.matmul(labels, means)  # (m, d): each row against its class mean
@@ -385,6 +382,12 @@ class DENNetwork(tf.Module):
                 raise ValueError(f"weight {key}: expected shape {tuple(var.shape)}, "
                                  f"got {tuple(weights[key].shape)}")
             var.assign(weights[key])
+
+
+def _class_columns(y_support):
+    """(m,) int labels 0/1 -> (m, 2) float32 indicator columns of class 0 and class 1."""
+    y1 = tf.cast(y_support, tf.float32)
+    return tf.stack([1.0 - y1, y1], axis=1)
 
 
 def _tuple_multisets(tuples):
