@@ -672,6 +672,21 @@ def test_a_method_fine_tunes_with_its_own_settings_over_the_section():
                                                                "finetune": {"epochs": 3}}}}
     with pytest.raises(ConfigError, match="methods.no_ft: .*finetune would be ignored"):
         experiments(bad)
+    # variant adapt: its own adaptation settings alone (not the section's), checked at planning
+    adapt = {**config, "methods": {**config["methods"],
+                                   "slow": {"kind": "den", "variant": "adapt",
+                                            "finetune": {"network_learning_rate": 1e-4}},
+                                   "plain": {"kind": "den", "variant": "adapt"}},
+             "experiments": {"t": {**config["experiments"]["t"], "methods": ["slow", "plain"]}}}
+    spec = experiments(adapt)["t"]
+    assert evaluation_protocol(adapt, spec, "slow")["finetune_config"] == {"network_learning_rate": 1e-4}
+    assert evaluation_protocol(adapt, spec, "plain")["finetune_config"] is None
+    for wrong, message in (({"epochs": 3}, r"reads only the adaptation's settings .* not \['epochs'\]"),
+                           ({"network_learning_rate": -1.0}, "network_learning_rate")):
+        bad = {**adapt, "methods": {**adapt["methods"], "slow": {"kind": "den", "variant": "adapt",
+                                                                 "finetune": wrong}}}
+        with pytest.raises(ConfigError, match=f"methods.slow.*{message}"):
+            model_index(bad)  # the planning's checks (experiments' own, then the settings')
 
 
 def test_a_target_of_no_experiment_names_the_experiments_there_are():
@@ -1080,9 +1095,11 @@ def test_choose_epoch_with_a_tolerance_keeps_the_earliest_epoch_the_folds_cannot
 
 
 def test_the_adapt_variant_adapts_the_network_to_each_split_s_support_rows(small_binary_model, monkeypatch):
-    """Variant adapt fits with ``adapt_config`` (50 steps, seeded by the split), whatever the
-    config's fine-tuning settings, which stay the den variant's; no_plf does not adapt."""
+    """Variant adapt fits with ``adapt_config`` (50 steps, seeded by the split), with a method's
+    own adaptation settings over it and the den variant's fine-tuning settings refused; no_plf
+    does not adapt."""
     import den.train.finetune as finetune
+    from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS
 
     configs = []
     fit_task = finetune.fit_task
@@ -1093,13 +1110,20 @@ def test_the_adapt_variant_adapts_the_network_to_each_split_s_support_rows(small
 
     monkeypatch.setattr(finetune, "fit_task", spy)
     task = make_task("adapt", 200, 4, seed=8)
-    settings = {"n_support": 50, "seed": 0, "repeat": 1, "model": small_binary_model,
-                "finetune_config": {"epochs": 3}}
+    settings = {"n_support": 50, "seed": 0, "repeat": 1, "model": small_binary_model}
     adapted = evaluate_method({"kind": "den", "variant": "adapt"}, task, **settings)
     plain = evaluate_method({"kind": "den", "variant": "no_plf"}, task, **settings)
-    assert configs[0].network_steps == finetune.ADAPT_NETWORK_STEPS and configs[0].epochs == 0
+    assert configs[0].network_steps == ADAPT_NETWORK_STEPS and configs[0].epochs == 0
+    assert configs[0].network_learning_rate == ADAPT_NETWORK_LEARNING_RATE
     assert configs[0].seed == adapted["split_seed"] and configs[1] is None
     assert adapted["split_seed"] == plain["split_seed"] and adapted["auc"] != plain["auc"]
+    slower = evaluate_method({"kind": "den", "variant": "adapt"}, task, **settings,
+                             finetune_config={"network_learning_rate": 1e-4})
+    assert configs[2].network_learning_rate == 1e-4 and configs[2].network_steps == ADAPT_NETWORK_STEPS
+    assert slower["auc"] != adapted["auc"]
+    with pytest.raises(ValueError, match=r"not \['epochs'\]"):
+        evaluate_method({"kind": "den", "variant": "adapt"}, task, **settings, finetune_config={"epochs": 3})
+
 
 
 def test_only_the_den_variant_is_fine_tuned():

@@ -25,7 +25,7 @@ SAMPLES = (64, 128)
 
 
 def main(argv=None) -> None:
-    from den.train.finetune import adapt_config
+    from den.train.config import adapt_config
 
     with corpus_dev.resumed_records(__doc__.splitlines()[0], argv) as (_, model, handle, splits):
         for task, repeat, seed, support, query in splits:

@@ -31,7 +31,8 @@ def main(argv=None) -> None:
 
     from den.baselines.direct import direct_predict_proba
     from den.evaluate import score
-    from den.train.finetune import adapt_config, fit_task
+    from den.train.config import adapt_config
+    from den.train.finetune import fit_task
 
     args = corpus_dev.dev_parser(__doc__.splitlines()[0],
                                  ("tasks", {"choices": ("binary", "multiclass")})).parse_args(argv)

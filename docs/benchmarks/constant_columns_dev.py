@@ -30,7 +30,8 @@ CONSTANT_COLUMNS = 5
 def query_auc(model, x_support, y_support, x_query, y_query, n_classes: int, seed: int) -> float:
     """The default preset's query AUC after fitting on (x_support, y_support)."""
     from den.evaluate import score
-    from den.train.finetune import adapt_config, fit_task
+    from den.train.config import adapt_config
+    from den.train.finetune import fit_task
 
     fitted = fit_task(model, x_support, y_support, n_classes, adapt_config(seed=seed, one_vs_rest=False),
                       x_unlabeled=x_query)

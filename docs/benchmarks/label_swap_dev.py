@@ -30,7 +30,8 @@ import corpus_dev  # noqa: E402
 
 def main(argv=None) -> None:
     from den.evaluate import score
-    from den.train.finetune import adapt_config, fit_task
+    from den.train.config import adapt_config
+    from den.train.finetune import fit_task
 
     argv = list(sys.argv[1:] if argv is None else argv)
     name = None

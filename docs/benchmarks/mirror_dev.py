@@ -33,7 +33,8 @@ MEMBERS = 4  # the features as given and three mirrored views
 
 def main(argv=None) -> None:
     from den.evaluate import score
-    from den.train.finetune import adapt_config, fit_task
+    from den.train.config import adapt_config
+    from den.train.finetune import fit_task
 
     records = corpus_dev.resumed_records(__doc__.splitlines()[0], argv)
     with records as (_, model, handle, splits):

@@ -27,7 +27,8 @@ import corpus_dev  # noqa: E402
 
 def main(argv=None) -> None:
     from den.evaluate import score
-    from den.train.finetune import adapt_config, fit_task
+    from den.train.config import adapt_config
+    from den.train.finetune import fit_task
 
     parser = corpus_dev.dev_parser(__doc__.splitlines()[0])
     parser.add_argument("--noise", default="0,20,100")

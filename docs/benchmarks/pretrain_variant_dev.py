@@ -19,7 +19,7 @@ import corpus_dev  # noqa: E402
 
 
 def main(argv=None) -> None:
-    from den.train.finetune import adapt_config
+    from den.train.config import adapt_config
 
     argv = list(sys.argv[1:] if argv is None else argv)
     name = argv.pop(1)  # F NAME RECORDS ...: the model name, then resumed_records' arguments

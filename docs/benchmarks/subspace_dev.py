@@ -41,7 +41,8 @@ def half_columns(n_columns: int, rng: np.random.Generator) -> np.ndarray:
 
 def main(argv=None) -> None:
     from den.evaluate import score
-    from den.train.finetune import adapt_config, fit_task
+    from den.train.config import adapt_config
+    from den.train.finetune import fit_task
 
     with corpus_dev.resumed_records(__doc__.splitlines()[0], argv) as (_, model, handle, splits):
         for task, repeat, seed, support, query in splits:

@@ -32,7 +32,8 @@ MIN_QUERY = 50
 def main(argv=None) -> None:
     from den.evaluate import score, support_query_split
     from den.experiments import split_seed
-    from den.train.finetune import adapt_config, fit_task
+    from den.train.config import adapt_config
+    from den.train.finetune import fit_task
 
     parser = corpus_dev.dev_parser(__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="20,30,50,100")

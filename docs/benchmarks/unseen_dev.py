@@ -287,8 +287,9 @@ def per_set(label: str | None, records_dir: Path = CANDIDATE_DIR) -> pd.DataFram
     frames = []
     for group in GROUPS:
         path = group_records(label, group, records_dir)
-        if path.is_file():
-            frame = pd.DataFrame([json.loads(line) for line in path.read_text().splitlines()])
+        lines = path.read_text().splitlines() if path.is_file() else []
+        if lines:  # a run just started may have made the file and written nothing yet
+            frame = pd.DataFrame([json.loads(line) for line in lines])
             frame["dataset"] = group + "/" + frame["dataset"]
             frames.append(frame)
     if not frames:

@@ -7,7 +7,7 @@ A method is a config entry: ``{kind: den, variant: den|no_finetune|no_plf|adapt}
 methods need a pre-trained model: ``den`` and ``no_finetune`` share the model pre-trained
 with PLFs, ``no_plf`` uses one pre-trained without them, and so does ``adapt``, which adapts
 its network to each task's support rows with the shipped settings
-(``den.train.finetune.adapt_config``, every class of a multiclass task too); each meta method
+(``den.train.config.adapt_config``, every class of a multiclass task too); each meta method
 has its own (``pretrained_model_kind``). A new kind of method plugs in here, not in the rules.
 """
 
@@ -23,6 +23,10 @@ from den.evaluate import score, support_query_split
 
 METHOD_KINDS = ("den", "direct", "meta")
 DEN_VARIANTS = ("den", "no_finetune", "no_plf", "adapt")
+# The FinetuneConfig settings a method of variant "adapt" may set in its ``finetune`` entry, over
+# ``den.train.config.adapt_config`` (so one table compares adaptation settings as methods).
+ADAPT_SETTINGS = ("network_steps", "network_learning_rate", "network_min_class_rows",
+                  "network_one_vs_rest", "tuples_per_step")
 META_PREFIX = "meta-"
 # Rows whose covariates place DEN's PLF keypoints at evaluation: the support rows and the
 # query rows' covariates (transductive, the default), or the support rows alone (as the
@@ -51,8 +55,14 @@ def check_method(name: str, spec: dict) -> None:
     if kind == "den" and spec.get("variant", "den") not in DEN_VARIANTS:
         raise ValueError(f"method {name!r}: variant must be one of {DEN_VARIANTS}")
     if "finetune" in spec and not is_fine_tuned(spec):
-        raise ValueError(f"method {name!r}: finetune would be ignored: only variant 'den' fine-tunes "
-                         f"(variant {spec.get('variant')!r} does not)")
+        if spec.get("variant") != "adapt":
+            raise ValueError(f"method {name!r}: finetune would be ignored: only variants 'den' (its "
+                             f"fine-tuning) and 'adapt' (its network adaptation) read it (variant "
+                             f"{spec.get('variant')!r} does not)")
+        other = sorted(set(spec["finetune"] or {}) - set(ADAPT_SETTINGS))
+        if other:
+            raise ValueError(f"method {name!r}: variant 'adapt' reads only the adaptation's settings "
+                             f"{list(ADAPT_SETTINGS)} from finetune, not {other}")
     if kind == "direct" and spec.get("model") not in DIRECT_MODELS:
         raise ValueError(f"method {name!r}: model must be one of {DIRECT_MODELS}, got {spec.get('model')!r}")
     if kind == "meta":
@@ -193,7 +203,8 @@ def evaluate_method(spec: dict, task: Task, *, n_support: int, seed: int, repeat
             with different seeds, each fine-tuned on its own, their class probabilities
             averaged), or the ``MetaLearner`` (meta methods).
         finetune_config: ``FinetuneConfig`` (or its keyword arguments) for the ``den`` variant;
-            TensorFlow is imported only for DEN and meta methods.
+            for the ``adapt`` variant, keyword arguments (``ADAPT_SETTINGS``) over
+            ``adapt_config()``'s; TensorFlow is imported only for DEN and meta methods.
         keypoints_from: DEN methods: "support_and_query" places each feature's PLF keypoints
             over the support rows and the query rows' covariates (transductive: the query's
             values widen the span, its labels are not used); "support" over the support rows
@@ -236,7 +247,8 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
                          f"{task.name!r} out of it") from None
     extra = {}
     if spec["kind"] == "den":
-        from den.train.finetune import FinetuneConfig, adapt_config, fit_task
+        from den.train.config import FinetuneConfig, adapt_config
+        from den.train.finetune import fit_task
 
         base = None
         if is_fine_tuned(spec):
@@ -244,6 +256,12 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
             base = FinetuneConfig(**base) if isinstance(base, dict) else base
         elif spec.get("variant") == "adapt":
             base = adapt_config()
+            if finetune_config:  # a method's own adaptation settings (its config entry's finetune)
+                other = sorted(set(finetune_config) - set(ADAPT_SETTINGS))
+                if other:
+                    raise ValueError(f"variant adapt reads only {list(ADAPT_SETTINGS)} of finetune_config, "
+                                     f"not {other} (the den variant's fine-tuning)")
+                base = FinetuneConfig(**{**base.to_dict(), **dict(finetune_config)})
         members = model if isinstance(model, (list, tuple)) else [model]
         unlabeled = task.x[query] if keypoints_from == "support_and_query" else None
         probas, epochs, read = [], [], []

@@ -32,10 +32,10 @@ from den.pretrained import (
     PRESETS,
     shipped_model_path,
 )
+from den.train.config import adapt_config
 from den.train.finetune import (
     FinetuneConfig,
     FittedTask,
-    adapt_config,
     fit_task,
     learning_rates_used,
     one_vs_rest_min_rows,

@@ -894,7 +894,8 @@ def evaluation_protocol(config: dict, spec: dict, method: str) -> dict:
     return {"method": method_entry, "n_support": spec["n_support"],
             "subtask_features": spec["subtask_features"], "max_query": spec["max_query"],
             "subtasks": spec["subtasks"], "seed": config["seed"],
-            "finetune_config": finetune_params(config, entry) if is_fine_tuned(entry) else None,
+            "finetune_config": finetune_params(config, entry) if is_fine_tuned(entry)
+            else (entry.get("finetune") or None),  # variant adapt: its own settings alone
             **keypoint_options(config, entry)}
 
 
@@ -1119,7 +1120,7 @@ def model_index(config: dict) -> dict[str, str]:
 
     from den.baselines.meta import MetaConfig
     from den.model.config import ModelConfig
-    from den.train.config import FinetuneConfig, PretrainConfig
+    from den.train.config import FinetuneConfig, PretrainConfig, adapt_config
 
     alike: dict[str, list[tuple[str, str]]] = {}  # model -> (path, kind) of each that trains it
     _check_settings("finetune", FinetuneConfig, config.get("finetune") or {})
@@ -1127,6 +1128,9 @@ def model_index(config: dict) -> dict[str, str]:
         if entry.get("finetune") and is_fine_tuned(entry):
             _check_settings(f"methods.{method}.finetune (over the finetune section)", FinetuneConfig,
                             finetune_params(config, entry))
+        elif entry.get("finetune") and entry.get("variant") == "adapt":
+            _check_settings(f"methods.{method}.finetune (over the adaptation's settings)", FinetuneConfig,
+                            {**adapt_config().to_dict(), **entry["finetune"]})
     if config.get("shipped"):
         for use_calibration in (False, True):
             _check_settings("shipped.model", ModelConfig, shipped_model_params(config, use_calibration))

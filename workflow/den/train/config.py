@@ -12,7 +12,7 @@ import math
 import numbers
 
 from den.errors import setting_type_problems
-from den.pretrained import ADAPT_NETWORK_LEARNING_RATE
+from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS
 
 
 def _finite_positive(value) -> bool:
@@ -227,3 +227,15 @@ class FinetuneConfig:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+def adapt_config(seed: int = 0, ensemble: int = 1, steps: int = ADAPT_NETWORK_STEPS,
+                 learning_rate: float = ADAPT_NETWORK_LEARNING_RATE,
+                 one_vs_rest: bool = True) -> FinetuneConfig:
+    """The fine-tuning of variant "adapt" (presets "default" and "adapt" of ``DENClassifier``,
+    the workflow's ``adapt`` variant): no PLF epochs, ``steps`` steps of network adaptation at
+    ``learning_rate`` (defaults: the settings chosen on held-back corpus sets,
+    ``den.pretrained``); ``one_vs_rest`` False leaves a multiclass task's class models as
+    pre-trained (``FinetuneConfig.network_one_vs_rest``)."""
+    return FinetuneConfig(epochs=0, seed=seed, ensemble=ensemble, network_steps=steps,
+                          network_learning_rate=learning_rate, network_one_vs_rest=one_vs_rest)

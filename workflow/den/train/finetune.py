@@ -18,22 +18,8 @@ import numpy as np
 from den._tf import tf
 from den.errors import DENError, DENInputError, DENModelError
 from den.model.task_model import TaskModel
-from den.pretrained import ADAPT_NETWORK_LEARNING_RATE, ADAPT_NETWORK_STEPS
 from den.train.config import FinetuneConfig
 from den.train.episodes import halve_support
-
-
-def adapt_config(seed: int = 0, ensemble: int = 1, steps: int = ADAPT_NETWORK_STEPS,
-                 learning_rate: float = ADAPT_NETWORK_LEARNING_RATE,
-                 one_vs_rest: bool = True) -> FinetuneConfig:
-    """The fine-tuning of variant "adapt" (presets "default" and "adapt" of ``DENClassifier``,
-    the workflow's ``adapt`` variant): no PLF epochs, ``steps`` steps of network adaptation at
-    ``learning_rate`` (defaults: the settings chosen on held-back corpus sets,
-    ``den.pretrained``); ``one_vs_rest`` False leaves a multiclass task's class models as
-    pre-trained (``FinetuneConfig.network_one_vs_rest``)."""
-    return FinetuneConfig(epochs=0, seed=seed, ensemble=ensemble, network_steps=steps,
-                          network_learning_rate=learning_rate, network_one_vs_rest=one_vs_rest)
-
 
 # With a progress stream, ``FittedTask.proba`` scores a larger query in blocks of this many rows
 # and reports after each (about 1-10 s a block on 2 cores, by the model and the classes).
