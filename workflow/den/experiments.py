@@ -28,6 +28,11 @@ DEN_VARIANTS = ("den", "no_finetune", "no_plf", "adapt")
 ADAPT_SETTINGS = ("network_steps", "network_learning_rate", "network_min_class_rows",
                   "network_one_vs_rest", "tuples_per_step")
 META_PREFIX = "meta-"
+
+
+def _not_adaptation_settings(finetune: dict | None) -> list[str]:
+    """The keys of a variant-adapt method's ``finetune`` that are not ``ADAPT_SETTINGS``, sorted."""
+    return sorted(set(finetune or {}) - set(ADAPT_SETTINGS))
 # Rows whose covariates place DEN's PLF keypoints at evaluation: the support rows and the
 # query rows' covariates (transductive, the default), or the support rows alone (as the
 # baselines see a task; config/paper.yaml).
@@ -59,7 +64,7 @@ def check_method(name: str, spec: dict) -> None:
             raise ValueError(f"method {name!r}: finetune would be ignored: only variants 'den' (its "
                              f"fine-tuning) and 'adapt' (its network adaptation) read it (variant "
                              f"{spec.get('variant')!r} does not)")
-        other = sorted(set(spec["finetune"] or {}) - set(ADAPT_SETTINGS))
+        other = _not_adaptation_settings(spec["finetune"])
         if other:
             raise ValueError(f"method {name!r}: variant 'adapt' reads only the adaptation's settings "
                              f"{list(ADAPT_SETTINGS)} from finetune, not {other}")
@@ -257,7 +262,7 @@ def _evaluate_once(spec, task, *, n_support, seed, repeat, k, model, finetune_co
         elif spec.get("variant") == "adapt":
             base = adapt_config()
             if finetune_config:  # a method's own adaptation settings (its config entry's finetune)
-                other = sorted(set(finetune_config) - set(ADAPT_SETTINGS))
+                other = _not_adaptation_settings(finetune_config)
                 if other:
                     raise ValueError(f"variant adapt reads only {list(ADAPT_SETTINGS)} of finetune_config, "
                                      f"not {other} (the den variant's fine-tuning)")
