@@ -29,15 +29,16 @@ ADAPT_SETTINGS = ("network_steps", "network_learning_rate", "network_min_class_r
                   "network_one_vs_rest", "tuples_per_step")
 META_PREFIX = "meta-"
 
-
-def _not_adaptation_settings(finetune: dict | None) -> list[str]:
-    """The keys of a variant-adapt method's ``finetune`` that are not ``ADAPT_SETTINGS``, sorted."""
-    return sorted(set(finetune or {}) - set(ADAPT_SETTINGS))
 # Rows whose covariates place DEN's PLF keypoints at evaluation: the support rows and the
 # query rows' covariates (transductive, the default), or the support rows alone (as the
 # baselines see a task; config/paper.yaml).
 KEYPOINT_SOURCES = ("support_and_query", "support")
 DEFAULT_KEYPOINTS_FROM = "support_and_query"
+
+
+def _not_adaptation_settings(finetune: dict | None) -> list[str]:
+    """The keys of a variant-adapt method's ``finetune`` that are not ``ADAPT_SETTINGS``, sorted."""
+    return sorted(set(finetune or {}) - set(ADAPT_SETTINGS))
 
 
 def check_method(name: str, spec: dict) -> None:
