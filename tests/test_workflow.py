@@ -1133,5 +1133,10 @@ def test_unseen_dev_contrast_pairs_two_columns_of_the_same_records(tmp_path, cap
     assert f"{diffs.mean():+.2f} (s.e. {diffs.std(ddof=1) / np.sqrt(2):.2f}), above on 2 of 2" in line
     with pytest.raises(SystemExit, match="no column den_lr3e4"):
         dev.contrast("a1", "den_lr3e4", records_dir=tmp_path)
+    capsys.readouterr()
     with pytest.raises(SystemExit):  # --fit without --model: nothing would be scored
         dev.main(["--label", "x", "--fit", 'lr1e4={"finetune_network_learning_rate": 1e-4}'])
+    assert "--fit needs --model" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # a preset's own column cannot be replaced
+        dev.main(["--model", "m.npz", "--label", "x", "--fit", 'fast={"finetune_network_steps": 5}'])
+    assert "NAME must be new" in capsys.readouterr().err
