@@ -1113,7 +1113,8 @@ def test_unseen_dev_compare_averages_each_set_over_seed_pairs(tmp_path, capsys):
 def test_unseen_dev_contrast_pairs_two_columns_of_the_same_records(tmp_path, capsys):
     """docs/benchmarks/unseen_dev.py --label A1,A2 --contrast COLUMN pairs COLUMN with the default
     preset's column within each model's records, averages each set over the models, then takes
-    the mean and s.e. over the sets; a column the records lack is refused by name."""
+    the mean and s.e. over the sets; with --compare BASE, COLUMN is paired with BASE's column
+    instead; a column the records lack is refused by name."""
     script = ROOT / "docs" / "benchmarks" / "unseen_dev.py"
     spec = importlib.util.spec_from_file_location("unseen_dev", script)
     dev = importlib.util.module_from_spec(spec)
@@ -1133,6 +1134,16 @@ def test_unseen_dev_contrast_pairs_two_columns_of_the_same_records(tmp_path, cap
     assert f"{diffs.mean():+.2f} (s.e. {diffs.std(ddof=1) / np.sqrt(2):.2f}), above on 2 of 2" in line
     with pytest.raises(SystemExit, match="no column den_lr3e4"):
         dev.contrast("a1", "den_lr3e4", records_dir=tmp_path)
+    # with bases (--compare): a1's den_lr1e4 against a2's den_default, per set
+    dev.main(["--label", "a1", "--contrast", "den_lr1e4", "--compare", "a2", "--records-dir", str(tmp_path)])
+    line = [row for row in capsys.readouterr().out.splitlines() if row.startswith("den_lr1e4:")][0]
+    diffs = np.array([64 - 62, 69 - 72])
+    assert line.startswith("den_lr1e4: 66.50, ")
+    assert f"{diffs.mean():+.2f} (s.e. {diffs.std(ddof=1) / np.sqrt(2):.2f}), above on 1 of 2" in line
+    with pytest.raises(SystemExit, match="one base per candidate"):
+        dev.contrast("a1,a2", "den_lr1e4", records_dir=tmp_path, bases="a2")
+    with pytest.raises(SystemExit, match="a1's records have no column den_lr3e4"):  # the base's column
+        dev.contrast("a2", "den_lr1e4", "den_lr3e4", records_dir=tmp_path, bases="a1")
     capsys.readouterr()
     with pytest.raises(SystemExit):  # --fit without --model: nothing would be scored
         dev.main(["--label", "x", "--fit", 'lr1e4={"finetune_network_learning_rate": 1e-4}'])

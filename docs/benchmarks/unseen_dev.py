@@ -333,24 +333,36 @@ def compare(label: str, base: str | None = None, records_dir: Path = CANDIDATE_D
 
 
 def contrast(labels: str, column: str, against: str = "den_default", records_dir: Path = CANDIDATE_DIR,
-             sets: bool = False) -> None:
-    """Two columns of the same records paired set by set (``--contrast COLUMN --against AGAINST``,
-    e.g. a ``--fit`` column or "fast" against the default preset): per set ``column`` minus
-    ``against`` within each model of ``labels`` (comma-separated; "shipped" for the shipped
-    model's kept records), averaged over the models, then the mean and s.e. over the sets."""
-    frames = [per_set(None if name == "shipped" else name, records_dir) for name in labels.split(",")]
-    for name, frame in zip(labels.split(","), frames):
-        missing = [c for c in (column, against) if c not in frame.columns]
-        if missing:
-            raise SystemExit(f"{name}'s records have no column {missing[0]}; they have "
+             sets: bool = False, bases: str | None = None) -> None:
+    """Two columns paired set by set (``--contrast COLUMN --against AGAINST``, e.g. a ``--fit``
+    column or "fast" against the default preset): per set ``column`` of each model of ``labels``
+    (comma-separated; "shipped" for the shipped model's kept records) minus ``against`` of the
+    same records, or with ``bases`` (``--compare``, one per label, in order) of the base's
+    records, averaged over the models, then the mean and s.e. over the sets."""
+    names = labels.split(",")
+    base_names = bases.split(",") if bases else names
+    if len(base_names) != len(names):
+        raise SystemExit(f"--label names {len(names)} models and --compare {len(base_names)}: give one base "
+                         f"per candidate, in the same order")
+
+    def records(name: str) -> pd.DataFrame:
+        return per_set(None if name == "shipped" else name, records_dir)
+
+    frames = [records(name) for name in names]
+    base_frames = [records(name) for name in base_names] if bases else frames
+    for name, frame, wanted in [*zip(names, frames, [column] * len(names)),
+                                *zip(base_names, base_frames, [against] * len(names))]:
+        if wanted not in frame.columns:
+            raise SystemExit(f"{name}'s records have no column {wanted}; they have "
                              f"{[c for c in frame.columns if c.startswith('den_')]}")
     common = frames[0].index
-    for frame in frames[1:]:
+    for frame in frames[1:] + base_frames:
         common = common.intersection(frame.index)
-    diff = sum(frame.loc[common, column] - frame.loc[common, against] for frame in frames) / len(frames)
+    diff = sum(frame.loc[common, column] - base.loc[common, against]
+               for frame, base in zip(frames, base_frames)) / len(frames)
     mean = sum(frame.loc[common, column] for frame in frames) / len(frames)
     forest = per_set(None).loc[common, "random_forest"]
-    print(f"{column} against {against}, {labels}: {len(common)} sets")
+    print(f"{column} of {labels} against {against} of {bases or 'the same records'}: {len(common)} sets")
     print(f"{column}: {mean.mean():.2f}, {paired(diff)}; - random_forest {paired(mean - forest)}")
     if sets:
         print(diff.sort_values().round(2).to_string(header=False))
@@ -393,8 +405,9 @@ def main(argv=None) -> None:
                         "keywords, as column den_NAME (e.g. 'lr1e4={\"finetune_network_learning_rate\": "
                         "1e-4}'); repeatable")
     parser.add_argument("--contrast", metavar="COLUMN",
-                        help="with --label: pair COLUMN with --against's column of the same records, "
-                        "set by set, averaged over the comma-separated labels ('shipped': the kept records)")
+                        help="with --label: pair COLUMN with --against's column of the same records "
+                        "(or, with --compare BASE, of BASE's), set by set, averaged over the "
+                        "comma-separated labels ('shipped': the kept records)")
     parser.add_argument("--against", default="den_default", metavar="COLUMN",
                         help="with --contrast: the column paired with (default den_default)")
     parser.add_argument("--records-dir", type=Path, default=CANDIDATE_DIR,
@@ -416,7 +429,8 @@ def main(argv=None) -> None:
     if args.contrast is not None:
         if not args.label:
             parser.error("--contrast needs --label")
-        contrast(args.label, args.contrast, args.against, args.records_dir, args.per_set)
+        contrast(args.label, args.contrast, args.against, args.records_dir, args.per_set,
+                 args.compare or None)
     elif args.compare is not None:
         if not args.label:
             parser.error("--compare needs --label (the candidate to pair with BASE or the shipped model)")
