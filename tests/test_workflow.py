@@ -526,7 +526,7 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
         assert experiments[table]["model"] == linev
         assert experiments[table]["pretrain_on"] == experiments["corpus_rdata"]["pretrain_on"]
         assert experiments[table]["pretrain"] == experiments["corpus_rdata"]["pretrain"]
-        assert not set(experiments[table]["methods"]) - {"den_adapt", "den_no_plf"}
+        assert not set(experiments[table]["methods"]) - {"den_adapt", "den_adapt_slow", "den_no_plf"}
     assert models["results/models/corpus_rdata_linev/base/no_plf/all.npz"] == \
         models["results/models/corpus_mc_rdata_linev/base/no_plf/all.npz"] != \
         models["results/models/corpus_rdata/base/no_plf/all.npz"]
@@ -792,7 +792,7 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     assert counts["evaluate"] == sum(len(spec["methods"]) * len(spec["datasets"]) * len(wc.settings(spec))
                                      for spec in experiments.values()) \
         == 19 * 16 + 7 * 4 + 12 * 4 + 3 * 16 + 3 * (4 * 16 + 4 * 4) + 5 * (16 + 4) + 5 * (16 + 4) \
-        + 5 * 16 + 4 * 4 + 5 * 16 + 4 * 4 + 1 * 16 + 1 * 4
+        + 5 * 16 + 4 * 4 + 5 * 16 + 4 * 4 + 2 * 16 + 1 * 4  # corpus_rdata_linev: den_adapt and den_adapt_slow
     shipped = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", *configs,
                          "--config", f"data_dir={tmp_path / 'data'}", "--",
                          "results/shipped/den-binary-no-plf.npz", "results/shipped/den-binary-plf.npz")
