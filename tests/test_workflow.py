@@ -527,6 +527,15 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
         assert experiments[table]["pretrain_on"] == experiments["corpus_rdata"]["pretrain_on"]
         assert experiments[table]["pretrain"] == experiments["corpus_rdata"]["pretrain"]
         assert not set(experiments[table]["methods"]) - {"den_adapt", "den_adapt_slow", "den_no_plf"}
+    # session 41's benchmark test: the binary table adapts at the default rate and at 1e-4, two
+    # evaluations of one model (the slow row is not a copy of den_adapt's scores)
+    assert experiments["corpus_rdata_linev"]["methods"] == ["den_adapt", "den_adapt_slow"]
+    protocols = {method: wc.evaluation_protocol(config, experiments["corpus_rdata_linev"], method)
+                 for method in ("den_adapt", "den_adapt_slow")}
+    assert protocols["den_adapt_slow"]["finetune_config"] == {"network_learning_rate": 1.0e-4}
+    assert protocols["den_adapt"]["finetune_config"] is None  # adapt_config's defaults (3e-4)
+    for method in ("den_adapt", "den_adapt_slow"):
+        assert f"results/scores/corpus_rdata_linev/base/{method}/adult/3.json" not in index
     assert models["results/models/corpus_rdata_linev/base/no_plf/all.npz"] == \
         models["results/models/corpus_mc_rdata_linev/base/no_plf/all.npz"] != \
         models["results/models/corpus_rdata/base/no_plf/all.npz"]
