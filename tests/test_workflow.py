@@ -533,7 +533,8 @@ def test_score_index_maps_repeated_evaluations_of_the_corpus_benchmark():
     protocols = {method: wc.evaluation_protocol(config, experiments["corpus_rdata_linev"], method)
                  for method in ("den_adapt", "den_adapt_slow")}
     assert protocols["den_adapt_slow"]["finetune_config"] == {"network_learning_rate": 1.0e-4}
-    assert protocols["den_adapt"]["finetune_config"] is None  # adapt_config's defaults (3e-4)
+    # den_adapt is pinned at the rate its kept rows ran at; the default preset adapts at 1e-4
+    assert protocols["den_adapt"]["finetune_config"] == {"network_learning_rate": 3.0e-4}
     for method in ("den_adapt", "den_adapt_slow"):
         assert f"results/scores/corpus_rdata_linev/base/{method}/adult/3.json" not in index
     assert models["results/models/corpus_rdata_linev/base/no_plf/all.npz"] == \

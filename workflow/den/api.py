@@ -69,7 +69,7 @@ class DENClassifier(ClassifierMixin, BaseEstimator):
             a list of grids:
             ``[{"preset": ["fast", "default"]}, {"preset": ["paper"], "finetune_epochs": [2, 10]}]``.
             The defaults: the paper's schedule for "den" (10 epochs x 10 steps at 0.001, 128
-            tuples a step), and for "adapt" 50 network steps at 3e-4
+            tuples a step), and for "adapt" 50 network steps at 1e-4 (3e-4 until session 42)
             (``den.pretrained.ADAPT_NETWORK_STEPS``, ``ADAPT_NETWORK_LEARNING_RATE``). Preset
             "default" does not adapt a task of 3+ classes, so there the ``finetune_network_*``
             settings and ``finetune_ensemble`` change nothing (a warning says so; preset "adapt"
