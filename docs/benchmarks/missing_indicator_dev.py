@@ -10,19 +10,19 @@ and with the indicator columns (``den_mi_default``, ``den_mi_fast``).
 
     python docs/benchmarks/missing_indicator_dev.py results/unseen_dev/missing_indicator   # resumes
     python docs/benchmarks/missing_indicator_dev.py results/unseen_dev/missing_indicator --report
+    python docs/benchmarks/missing_indicator_dev.py docs/benchmarks/unseen_dev_candidates/missing_indicator \
+        --report   # the kept records
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus_dev  # noqa: E402
@@ -66,14 +66,7 @@ def run(records: Path, group: str) -> None:
 
 
 def report(prefix: Path) -> None:
-    frames = []
-    for group in unseen_dev.GROUPS:
-        path = Path(f"{prefix}_{group}.jsonl")
-        if path.is_file() and path.stat().st_size:
-            frame = pd.DataFrame([json.loads(line) for line in path.read_text().splitlines()])
-            frame["dataset"] = group + "/" + frame["dataset"]
-            frames.append(frame)
-    frame = pd.concat(frames)
+    frame = unseen_dev.records_frame(prefix.name, prefix.parent)
     columns = [f"den_{t}{p}" for t in ("", "mi_") for p in PRESETS]
     means = frame.groupby("dataset")[columns].mean() * 100
     forest = unseen_dev.per_set(None)["random_forest"].loc[means.index]

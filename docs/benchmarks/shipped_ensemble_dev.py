@@ -14,19 +14,19 @@ rows). Each split's record holds the AUC of:
 
     python docs/benchmarks/shipped_ensemble_dev.py results/unseen_dev/shipped_ensemble   # resumes
     python docs/benchmarks/shipped_ensemble_dev.py results/unseen_dev/shipped_ensemble --report
+    python docs/benchmarks/shipped_ensemble_dev.py docs/benchmarks/unseen_dev_candidates/shipped_ensemble \
+        --report   # the kept records
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus_dev  # noqa: E402
@@ -95,14 +95,7 @@ def run(records: Path, group: str) -> None:
 
 
 def report(prefix: Path) -> None:
-    frames = []
-    for group in unseen_dev.GROUPS:
-        path = Path(f"{prefix}_{group}.jsonl")
-        if path.is_file() and path.stat().st_size:
-            frame = pd.DataFrame([json.loads(line) for line in path.read_text().splitlines()])
-            frame["dataset"] = group + "/" + frame["dataset"]
-            frames.append(frame)
-    frame = pd.concat(frames)
+    frame = unseen_dev.records_frame(prefix.name, prefix.parent)
     columns = ["den_default", "den_plf_fast", "den_plf_paper", *CANDIDATES]
     means = frame.groupby("dataset")[columns].mean() * 100
     forest = unseen_dev.per_set(None)["random_forest"]

@@ -284,6 +284,15 @@ def group_records(label: str | None, group: str, records_dir: Path = CANDIDATE_D
 def per_set(label: str | None, records_dir: Path = CANDIDATE_DIR) -> pd.DataFrame:
     """Mean AUC x 100 per set (index: group/set) of every recorded column, over all groups whose
     records exist for ``label``."""
+    frame = records_frame(label, records_dir)
+    columns = [c for c in frame.columns if c.startswith("den_") and not c.endswith("_seconds")]
+    columns += [c for c in corpus_dev.CLASSICAL_METHODS if c in frame.columns]
+    return frame.groupby("dataset")[columns].mean() * 100
+
+
+def records_frame(label: str | None, records_dir: Path = CANDIDATE_DIR) -> pd.DataFrame:
+    """Every split record of ``label`` (``group_records``) over all groups that have some, one row
+    each, its ``dataset`` written group/set."""
     frames = []
     for group in GROUPS:
         path = group_records(label, group, records_dir)
@@ -295,10 +304,7 @@ def per_set(label: str | None, records_dir: Path = CANDIDATE_DIR) -> pd.DataFram
     if not frames:
         raise SystemExit(f"no records of {label or 'the shipped model'} "
                          f"({group_records(label, '*', records_dir)})")
-    frame = pd.concat(frames)
-    columns = [c for c in frame.columns if c.startswith("den_") and not c.endswith("_seconds")]
-    columns += [c for c in corpus_dev.CLASSICAL_METHODS if c in frame.columns]
-    return frame.groupby("dataset")[columns].mean() * 100
+    return pd.concat(frames)
 
 
 def compare(label: str, base: str | None = None, records_dir: Path = CANDIDATE_DIR,
