@@ -422,37 +422,3 @@ def test_steps_per_second_leaves_out_the_final_checkpoint_write(tmp_path, monkey
                      checkpoint_dir=tmp_path / "ckpt", progress=None)
     assert len(written) == 1  # the final checkpoint was written, slowly
     assert model.metadata["steps_per_s"] > 5 / 2.0  # five timed steps of a tiny model: well under 2 s
-
-
-def test_decoy_columns_shuffle_task_columns_and_pretraining_with_them_is_reproducible():
-    """A decoy holds exactly the values of its source column over the episode's rows, in
-    another order per decoy; pre-training with decoys (PLF calibration reading them as their
-    source columns) runs, repeats itself and differs from a run without them, whose checkpoint
-    fingerprint does not name the setting (older checkpoints still resume)."""
-    from den.train.episodes import decoy_columns
-    from den.train.pretrain import _fingerprint
-
-    rows = np.random.default_rng(0).random((200, 5)).astype(np.float32)
-    decoys, sources = decoy_columns(rows, 6, np.random.default_rng(1))
-    assert decoys.shape == (200, 6) and decoys.dtype == np.float32 and sources.shape == (6,)
-    for k, j in enumerate(sources):
-        assert np.array_equal(np.sort(decoys[:, k]), np.sort(rows[:, j]))
-        assert not np.array_equal(decoys[:, k], rows[:, j])  # shuffled, not copied
-    assert abs(np.corrcoef(decoys[:, 0], rows[:, sources[0]])[0, 1]) < 0.3
-
-    tasks = make_tasks(2, seed=2, rows=(80, 80), features=(3, 4))
-    settings = dict(steps=3, query_rows=16, support_rows=16, seed=5)
-    with_decoys = PretrainConfig(decoy_rate=1.0, decoy_max=4, **settings)
-    first = pretrain(tasks, ModelConfig(**SMALL), with_decoys, progress=None)
-    again = pretrain(tasks, ModelConfig(**SMALL), with_decoys, progress=None)
-    plain = pretrain(tasks, ModelConfig(**SMALL), PretrainConfig(**settings), progress=None)
-    weights = [m.network.weights_dict() for m in (first, again, plain)]
-    assert all(np.array_equal(weights[0][k], weights[1][k]) for k in weights[0])
-    assert any(not np.array_equal(weights[0][k], weights[2][k]) for k in weights[0])
-    assert first.metadata["pretrain"]["decoy_rate"] == 1.0
-    assert "decoy_rate" not in _fingerprint(tasks, ModelConfig(**SMALL), PretrainConfig())["pretrain"]
-    assert _fingerprint(tasks, ModelConfig(**SMALL), with_decoys)["pretrain"]["decoy_max"] == 4
-    with pytest.raises(ValueError, match=r"decoy_rate must be in \[0, 1\], got 1.5"):
-        PretrainConfig(decoy_rate=1.5)
-    with pytest.raises(ValueError, match="decoy_max must be >= 1, got 0"):
-        PretrainConfig(decoy_max=0)

@@ -47,10 +47,6 @@ class PretrainConfig:
             classes gives this many tasks of one of its classes against the rest
             (``den.data.tasks.one_vs_rest_cuts``, seeded by ``seed``): the imbalanced shape of
             the binary tasks that fitting a multiclass task one class against the rest makes.
-        decoy_rate: probability that an episode gains decoy columns
-            (``den.train.episodes.decoy_columns``: task columns with their rows shuffled,
-            label-free); 0 (the paper): none.
-        decoy_max: an episode with decoys gains 1 to ``decoy_max`` of them, drawn uniformly.
         seed: seed of the episodes.
         checkpoint_every: steps between checkpoints (with ``checkpoint_dir``).
     """
@@ -65,8 +61,6 @@ class PretrainConfig:
     flip_rate: float = 0.0
     multiclass_cuts: int = 0
     one_vs_rest_cuts: int = 0
-    decoy_rate: float = 0.0
-    decoy_max: int = 20
     seed: int = 0
     checkpoint_every: int = 500
 
@@ -87,11 +81,8 @@ class PretrainConfig:
         for name in ("multiclass_cuts", "one_vs_rest_cuts"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("flip_rate", "decoy_rate"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                problems.append(f"{name} must be in [0, 1], got {getattr(self, name)}")
-        if self.decoy_max < 1:
-            problems.append(f"decoy_max must be >= 1, got {self.decoy_max}")
+        if not 0.0 <= self.flip_rate <= 1.0:
+            problems.append(f"flip_rate must be in [0, 1], got {self.flip_rate}")
         if self.seed < 0:
             problems.append(f"seed must be >= 0, got {self.seed}")
         if problems:

@@ -114,24 +114,3 @@ def sample_episode(task_sizes: list[tuple[int, int, int]], labels: list[np.ndarr
     else:
         slots = rng.permutation(label_slots)[:n_classes].astype(np.int32)
     return Episode(t, columns, support, query, slots)
-
-
-def decoy_columns(u_rows: np.ndarray, count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Columns that look like the task's and carry nothing about its labels.
-
-    Each decoy is one of the task's columns, drawn at random, with its values shuffled over
-    the episode's rows (support and query together): its distribution is the column's, its
-    relation to the label and to the other columns is gone. Pre-training with them
-    (``PretrainConfig.decoy_rate``) shows the network tasks whose evidence sits in a few of
-    many columns, as a practitioner's table often is.
-
-    Args:
-        u_rows: (n, D) unit-scale values of the episode's rows in all D columns of the task.
-        count: number of decoys.
-
-    Returns:
-        ((n, count) decoy values, (count,) int32 index of each decoy's source column).
-    """
-    sources = rng.integers(u_rows.shape[1], size=count).astype(np.int32)
-    order = np.argsort(rng.random((u_rows.shape[0], count)), axis=0)  # a permutation per decoy
-    return np.take_along_axis(u_rows[:, sources], order, axis=0), sources

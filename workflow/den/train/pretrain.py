@@ -47,7 +47,7 @@ from den.model.config import ModelConfig
 from den.model.den import DEN
 from den.progress import Progress, progress_stream
 from den.train.config import PretrainConfig
-from den.train.episodes import decoy_columns, sample_episode
+from den.train.episodes import sample_episode
 
 _F32 = tf.TensorSpec([None, None], tf.float32)
 _I32 = tf.TensorSpec([None], tf.int32)
@@ -128,9 +128,6 @@ def _fingerprint(tasks: list[Task], model_config: ModelConfig, config: PretrainC
         settings.pop(name)
     if not settings["one_vs_rest_cuts"]:  # as checkpoints written before the setting existed
         settings.pop("one_vs_rest_cuts")
-    if not settings["decoy_rate"]:  # the same; decoy_max means nothing without decoys
-        settings.pop("decoy_rate")
-        settings.pop("decoy_max")
     data = hashlib.sha256()
     for t in tasks:
         data.update(np.ascontiguousarray(t.x).tobytes())
@@ -146,8 +143,7 @@ def _run_difference(stored, fingerprint: dict) -> str:
     other data."""
     if not isinstance(stored, dict):
         return "other tasks, data or settings"
-    # what a setting left out of a fingerprint was
-    absent = {"one_vs_rest_cuts": 0, "decoy_rate": 0.0, "decoy_max": 20}
+    absent = {"one_vs_rest_cuts": 0}  # what a setting left out of a fingerprint was
     changed = []  # (part, name, there, here)
     for part in ("model", "pretrain"):
         old, new = stored.get(part) or {}, fingerprint[part]
@@ -499,19 +495,11 @@ def _pretrain(tasks, model_config: ModelConfig | None, config: PretrainConfig | 
                 flip = rng.random(len(ep.columns)) < config.flip_rate
                 u_query = np.where(flip, 1.0 - u_query, u_query)
                 u_support = np.where(flip, 1.0 - u_support, u_support)
-            columns = ep.columns
-            if config.decoy_rate > 0 and rng.random() < config.decoy_rate:
-                count = int(rng.integers(1, config.decoy_max + 1))
-                rows = np.concatenate([ep.support, ep.query])
-                decoys, sources = decoy_columns(u[rows], count, rng)
-                u_support = np.concatenate([u_support, decoys[:len(ep.support)]], axis=1)
-                u_query = np.concatenate([u_query, decoys[len(ep.support):]], axis=1)
-                columns = np.concatenate([columns, sources])  # a decoy calibrates as its source
             loss = float(train_step(
                 tf.constant(u_query), tf.constant(y[ep.query]),
                 tf.constant(u_support), tf.constant(y[ep.support]),
-                tf.constant(columns + offsets[ep.task]),
-                tf.constant(model.tuples(len(columns)))))
+                tf.constant(ep.columns + offsets[ep.task]),
+                tf.constant(model.tuples(len(ep.columns)))))
             if not math.isfinite(loss):  # the weights are NaN now: keep the last checkpoint
                 raise DENError(f"pre-training diverged at step {i + 1}: the loss is {loss}; "
                                f"pre-train with a lower learning rate (now {config.learning_rate:g})"
