@@ -67,6 +67,10 @@ class ModelConfig:
             tuple's r features at the query, its Gaussian naive-Bayes term from the support
             rows (``DENNetwork.linear_evidence``), a low-variance reader of evidence that
             adds up over features (not in the paper).
+        kernel_pseudo_rows: with ``local_bandwidths``: the kernel log ratios of the local
+            embedding and of tuple relevance shrink toward 0 where few support rows lie near,
+            as if ``kernel_pseudo_rows`` rows at the support set's class rates lay at every
+            point (``DENNetwork.local_features``); 0: no shrinkage (not in the paper).
         seed: initialisation seed, and the seed of the tuple subsets when d^r > d^2.
     """
 
@@ -91,6 +95,7 @@ class ModelConfig:
     tuple_relevance: bool = False
     balanced_relevance: bool = False
     linear_evidence: bool = False
+    kernel_pseudo_rows: float = 0.0
     seed: int = 91620
 
     def __post_init__(self):
@@ -133,6 +138,10 @@ class ModelConfig:
             problems.append("balanced_relevance (a weighting of tuple relevance) needs tuple_relevance")
         if self.linear_evidence and self.head != "binary":
             problems.append("linear_evidence (an input of phi at the query) needs the binary head")
+        if self.kernel_pseudo_rows < 0:
+            problems.append(f"kernel_pseudo_rows must be >= 0, got {self.kernel_pseudo_rows}")
+        if self.kernel_pseudo_rows and not self.local_bandwidths:
+            problems.append("kernel_pseudo_rows (a shrinkage of kernel log ratios) needs local_bandwidths")
         if self.tuple_attention and self.gated_pooling:
             problems.append("tuple_attention and gated_pooling are two ways to pool over tuples: set one")
         if self.seed < 0:

@@ -59,6 +59,8 @@ the mean, so it is applied after pooling. Both are exact rewrites of the paper's
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from den._tf import tf
@@ -225,8 +227,12 @@ class DENNetwork(tf.Module):
             top = tf.stop_gradient(tf.reduce_max(logk, axis=1, keepdims=True))
             k = tf.exp(logk - top)  # (m, m, T), 0 on the diagonal
             sums = tf.einsum("jc,ijt->ict", labels, k)  # (m, 2, T)
-            logs = tf.math.log(sums + 1e-30) - tf.math.log(tf.maximum(counts, 1.0))[:, :, None]
-            ratio = tf.clip_by_value(logs[:, 1] - logs[:, 0], -5.0, 5.0)  # (m, T)
+            if self.config.kernel_pseudo_rows:
+                ratio = _shrunk_log_ratio(sums, top, counts[:, :, None], self.config.kernel_pseudo_rows)
+            else:
+                logs = tf.math.log(sums + 1e-30) - tf.math.log(tf.maximum(counts, 1.0))[:, :, None]
+                ratio = logs[:, 1] - logs[:, 0]
+            ratio = tf.clip_by_value(ratio, -5.0, 5.0)  # (m, T)
             ratio = tf.where(tf.reduce_min(counts, axis=1, keepdims=True) > 0, ratio, 0.0)
             out.append(tf.tensordot(signed, ratio, axes=[[0], [0]]) / scale)
         return tf.gather(tf.stack(out, axis=1), index)  # (U, B) -> (T, B)
@@ -253,8 +259,13 @@ class DENNetwork(tf.Module):
             top = tf.stop_gradient(tf.reduce_max(logk, axis=1, keepdims=True))
             k = tf.exp(logk - top)
             sums = tf.matmul(tf.transpose(labels)[None], k)  # (n, 2, T): class-0 and class-1 kernel sums
-            logs = tf.math.log(sums + 1e-30) - tf.math.log(tf.maximum(counts, 1.0))[None, :, None]
-            ratio = tf.where(tf.reduce_min(counts) > 0, logs[:, 1] - logs[:, 0], 0.0)
+            if self.config.kernel_pseudo_rows:
+                ratio = _shrunk_log_ratio(sums, top[:, 0, None, :], counts[None, :, None],
+                                          self.config.kernel_pseudo_rows)
+            else:
+                logs = tf.math.log(sums + 1e-30) - tf.math.log(tf.maximum(counts, 1.0))[None, :, None]
+                ratio = logs[:, 1] - logs[:, 0]
+            ratio = tf.where(tf.reduce_min(counts) > 0, ratio, 0.0)
             level = tf.math.log(sums[:, 0] + sums[:, 1] + 1e-30) + top[:, 0, :] \
                 - tf.math.log(tf.cast(m, tf.float32))
             out += [tf.clip_by_value(ratio, -10.0, 10.0), tf.maximum(level, -10.0)]
@@ -388,6 +399,35 @@ def _class_columns(y_support):
     """(m,) int labels 0/1 -> (m, 2) float32 indicator columns of class 0 and class 1."""
     y1 = tf.cast(y_support, tf.float32)
     return tf.stack([1.0 - y1, y1], axis=1)
+
+
+def _shrunk_log_ratio(sums, top, counts, pseudo_rows):
+    """Class-1 against class-0 kernel log density ratio, shrunk toward 0 where the kernel mass
+    is small (``ModelConfig.kernel_pseudo_rows``).
+
+    With S_c the kernel sum over the class-c support rows and pi_c = m_c / (m_0 + m_1) the
+    class rates, the ratio is logit of (S_1 + a pi_1) / (S_0 + S_1 + a) minus logit pi_1, i.e.
+    log (S_1 + a pi_1) - log (S_0 + a pi_0) - log (pi_1 / pi_0), with a = ``pseudo_rows``: the
+    plain log (S_1 / m_1) - log (S_0 / m_0) where the kernel mass S_0 + S_1 is large against a,
+    and 0 where no support row lies near. Computed in logs, as the sums are stored relative to
+    the largest kernel value of their row.
+
+    Args:
+        sums: (N, 2, T) kernel sums of each class divided by exp(top).
+        top: (N, 1, T) or broadcastable: the log of that divisor.
+        counts: broadcastable to (N, 2, T): m_c, the support rows of each class (a row's own
+            left out, for relevance).
+        pseudo_rows: a > 0.
+
+    Returns:
+        (N, T) float32 log ratios (meaningless where a class has no row; callers mask them).
+    """
+    counts = tf.maximum(counts, 1.0)
+    log_rate = tf.math.log(counts) - tf.math.log(tf.reduce_sum(counts, axis=1, keepdims=True))  # log pi_c
+    log_mass = tf.math.log(sums + 1e-30) + top  # log S_c
+    shrunk = tf.reduce_logsumexp(tf.stack([log_mass, math.log(pseudo_rows) + log_rate
+                                           + tf.zeros_like(log_mass)]), axis=0)  # log(S_c + a pi_c)
+    return shrunk[:, 1] - shrunk[:, 0] - (log_rate[:, 1] - log_rate[:, 0])
 
 
 def _tuple_multisets(tuples):
