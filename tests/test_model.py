@@ -653,6 +653,49 @@ def test_balanced_relevance_counts_a_rare_class_as_much_as_the_common_one():
         ModelConfig(local_bandwidths=(0.1,), balanced_relevance=True)
 
 
+def test_kernel_pseudo_rows_shrink_the_kernel_log_ratios_where_no_support_row_lies_near():
+    """ModelConfig.kernel_pseudo_rows: the local embedding's log ratio is log (S_1 + a pi_1) -
+    log (S_0 + a pi_0) - log (pi_1 / pi_0) (S_c absolute kernel sums, pi_c class rates),
+    against a NumPy reference; a query far from every support row gets 0 where the plain
+    ratio is a full-strength nearest-row vote, and with many rows near the shrinkage fades.
+    Tuple relevance's leave-one-out ratios shrink alike (the tuples of the feature that marks the
+    labels stay relevant); the level outputs do not change."""
+    rng = np.random.default_rng(5)
+    z_support = rng.uniform(0, 1, (40, 3)).astype(np.float32)
+    y_support = (z_support[:, 0] > 0.5).astype(np.int32)
+    far = np.array([[3.0, 3.0, 3.0]], np.float32)  # no support row near at any bandwidth
+    z = np.concatenate([rng.uniform(0, 1, (5, 3)).astype(np.float32), far])
+    tuples = feature_tuples(3, 3, seed=0, min_tuples=625)
+    config = dict(order=3, local_bandwidths=(0.1, 0.3), tuple_relevance=True, **SMALL)
+    plain = DEN(ModelConfig(**config)).network
+    shrunk = DEN(ModelConfig(kernel_pseudo_rows=1.0, **config)).network
+    args = (tf.constant(z), tf.constant(z_support), tf.constant(y_support), tf.constant(tuples))
+    ours, theirs = shrunk.local_features(*args).numpy(), plain.local_features(*args).numpy()
+    rate = y_support.mean()
+    for t in (0, len(tuples) - 1):
+        for b, bandwidth in enumerate((0.1, 0.3)):
+            cols = list(tuples[t])
+            dist = ((z[:, None, cols] - z_support[None, :, cols]) ** 2).sum(-1)
+            kernel = np.exp(-dist / (2 * bandwidth ** 2))
+            s1, s0 = kernel[:, y_support == 1].sum(1), kernel[:, y_support == 0].sum(1)
+            expected = np.log(s1 + rate) - np.log(s0 + 1 - rate) - np.log(rate / (1 - rate))
+            np.testing.assert_allclose(ours[:, t, 2 * b], expected, atol=1e-4)
+    np.testing.assert_allclose(ours[:, :, 1::2], theirs[:, :, 1::2], atol=1e-5)  # levels unchanged
+    assert np.abs(ours[-1, :, 0::2]).max() < 1e-4 and np.abs(theirs[-1, :, 0::2]).max() > 1.0
+    faint = DEN(ModelConfig(kernel_pseudo_rows=1e-6, **config)).network.local_features(*args).numpy()
+    near = np.abs(theirs[:-1, :, 2]) < 5  # the wide bandwidth, away from the clip
+    np.testing.assert_allclose(faint[:-1, :, 2][near], theirs[:-1, :, 2][near], atol=1e-3)
+    q_shrunk = shrunk.tuple_relevance(*args[1:]).numpy()
+    q_plain = plain.tuple_relevance(*args[1:]).numpy()
+    marked = np.array([0 in t for t in tuples])  # tuples that hold feature 0, which marks the labels
+    assert np.all(q_shrunk[marked] > 0) and np.all(q_plain[marked] > 0)
+    assert np.abs(q_shrunk - q_plain).max() > 0.01
+    with pytest.raises(ValueError, match="kernel_pseudo_rows must be >= 0"):
+        ModelConfig(local_bandwidths=(0.1,), kernel_pseudo_rows=-1.0)
+    with pytest.raises(ValueError, match="needs local_bandwidths"):
+        ModelConfig(kernel_pseudo_rows=1.0)
+
+
 def _phi_hidden(net, z, bias, tuples):
     """phi's last hidden layer on every (row, tuple): (n, T, P), as ``DENNetwork.pooled`` forms it."""
     n, t = z.shape[0], tuples.shape[0]
