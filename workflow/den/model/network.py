@@ -31,6 +31,13 @@ Tuple relevance (``ModelConfig.tuple_relevance``, with the local embedding; not 
     tell a tuple whose neighbourhoods separate the classes (an interaction) from one that
     carries nothing; q^t can, and phi (and gated pooling's gate) can weigh tuples by it.
 
+Kernel pseudo-rows (``ModelConfig.kernel_pseudo_rows`` = a > 0; not in the paper): the log ratios
+of the local embedding and of tuple relevance become
+    log (S_1 + a pi_1) - log (S_0 + a pi_0) - log (pi_1 / pi_0)
+with S_c the kernel sum over class c's support rows and pi_c the class rates, as if a rows at
+the class rates lay at every point: the plain ratio where many support rows lie near, 0 where
+none does (the plain ratio there is the nearest row's class at full strength).
+
 Linear evidence (``ModelConfig.linear_evidence``, binary head; not in the paper):
     e_j(z) = clip((z_j - (mu0_j + mu1_j) / 2) (mu1_j - mu0_j) / (v_j + 0.01), +-10) per feature,
     with mu_c the support rows' class means and v_j their pooled within-class variance (0 when
