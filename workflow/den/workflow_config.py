@@ -45,7 +45,7 @@ EXPERIMENT_DEFAULTS = {"caption": "", "head": "binary", "metric": "auc", "n_supp
                        "repeats": 20, "model": {}, "sweep": None, "pretrain_on": None,
                        "subtask_features": None, "subtasks": 1, "figure": False, "compare_to": None,
                        "per_dataset": False, "best_among": None, "latex_label": None, "reference": None,
-                       "reference_method": "den"}
+                       "reference_method": "den", "pretrain_seed": None}
 SIMULATED = "simulated"
 GENERATED = "generated"  # in pretrain_on: every task of the config's generated_tasks section
 GENERATED_PREFIX = "gen-"
@@ -807,10 +807,20 @@ def model_params(config: dict, spec: dict, setting: str, kind: str) -> dict:
         max_classes = {**config.get("model", {}), **spec["model"]}.get("max_classes")
         return {**config.get("baselines", {}), **(method.get("settings") or {}),
                 **(spec.get("baselines") or {}), "baseline": method["model"],
-                "head": spec["head"], "seed": config.get("seed", 91620),
+                "head": spec["head"], "seed": pretraining_seed(config, spec),
                 **({"max_classes": max_classes} if max_classes else {})}
     return {**config.get("model", {}), **spec["model"], **settings(spec)[setting], "head": spec["head"],
-            "use_calibration": kind == "plf", "seed": config.get("seed", 91620)}
+            "use_calibration": kind == "plf", "seed": pretraining_seed(config, spec)}
+
+
+def pretraining_seed(config: dict, spec: dict | None) -> int:
+    """The seed of an experiment's pre-training (``spec``: its entry, or the ``shipped``
+    section): its ``pretrain_seed`` where set, else the config's ``seed``. It seeds the model's
+    initial weights and tuple subsets and the pre-training episodes; the support/query splits
+    and fine-tuning keep the config's ``seed``, so two tables that differ only here score
+    another pre-training draw on the same splits (the benchmark's pre-training-seed noise)."""
+    chosen = (spec or {}).get("pretrain_seed")
+    return int(config.get("seed", 91620) if chosen is None else chosen)
 
 
 def _check_settings(where: str, settings_class, params: dict) -> None:
@@ -866,11 +876,11 @@ def shipped_pretrain_params(config: dict) -> dict:
 def pretrain_params(config: dict, member: int = 0, spec: dict | None = None) -> dict:
     """PretrainConfig keywords of pre-training member ``member`` (0 .. ``pretrain.seeds`` - 1):
     the config's ``pretrain`` section less ``seeds``, then the experiment ``spec``'s own
-    ``pretrain`` settings (if any), with episode seed ``seed`` + ``member``. Member 0 is the
+    ``pretrain`` settings (if any), with episode seed ``pretraining_seed`` + ``member``. Member 0 is the
     single model of ``seeds`` 1, so raising ``seeds`` keeps it."""
     params = {k: v for k, v in (config.get("pretrain") or {}).items() if k != "seeds"}
     overrides = (spec or {}).get("pretrain") or {}
-    return {**params, **overrides, "seed": config.get("seed", 91620) + member}
+    return {**params, **overrides, "seed": pretraining_seed(config, spec) + member}
 
 
 def keypoint_options(config: dict, method: dict) -> dict:
