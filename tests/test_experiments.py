@@ -923,6 +923,48 @@ def test_an_experiments_pretrain_and_baselines_settings_reach_only_its_own_pre_t
         validate(config, schema)
 
 
+def test_an_experiments_pretrain_seed_draws_another_pre_training_on_the_same_splits():
+    """experiments.<name>.pretrain_seed (session 45: the benchmark's pre-training-seed noise)
+    seeds that experiment's models (initial weights, tuple subsets) and pre-training episodes,
+    members counting up from it; its splits and fine-tuning keep the config's seed, so its
+    evaluations pair split by split with a twin's. Absent, nothing moves: the config's seed."""
+    from pathlib import Path
+
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    from den.workflow_config import evaluation_protocol, model_index, model_params, pretrain_params
+
+    schema = str(Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml")
+    same = {"pretrain_on": ["b"], "datasets": ["a"], "methods": ["den", "pn"]}
+    config = {"seed": 7, "pretrain": {"steps": 5},
+              "datasets": {"a": {"source": "sklearn"}, "b": {"source": "sklearn"}},
+              "methods": {"den": {"kind": "den"}, "pn": {"kind": "meta", "model": "proto_net"}},
+              "experiments": {"first": dict(same), "second": {**same, "pretrain_seed": 3}}}
+    validate(config, schema)
+    specs = experiments(config)
+    assert specs["first"]["pretrain_seed"] is None and specs["second"]["pretrain_seed"] == 3
+    for kind in ("plf", "no_plf", "meta-pn"):
+        assert model_params(config, specs["first"], "base", kind)["seed"] == 7
+        assert model_params(config, specs["second"], "base", kind)["seed"] == 3
+    assert pretrain_params(config, 0, specs["first"])["seed"] == 7
+    assert [pretrain_params(config, m, specs["second"])["seed"] for m in (0, 1)] == [3, 4]
+    for method in ("den", "pn"):  # the same splits and fine-tuning seed
+        assert evaluation_protocol(config, specs["second"], method) == \
+            evaluation_protocol(config, specs["first"], method)
+    index = model_index(config)
+    for kind in ("no_plf", "meta-pn"):  # a model of their own, each
+        path = "results/models/{}/base/" + kind + "/all.npz"
+        assert index[path.format("second")] != index[path.format("first")]
+    config["experiments"]["second"]["pretrain_seed"] = 7  # the config's seed: the same model
+    index = model_index(config)
+    path = "results/models/{}/base/no_plf/all.npz"
+    assert index[path.format("second")] == index[path.format("first")]
+    config["experiments"]["second"]["pretrain_seed"] = -1
+    with pytest.raises(WorkflowError):
+        validate(config, schema)
+
+
 def test_improvement_is_paired_over_common_splits():
     from den.report.tables import improvement
 
