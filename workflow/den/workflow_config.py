@@ -863,7 +863,7 @@ def shipped_model_params(config: dict, use_calibration: bool) -> dict:
     ``den.pretrained`` ships (tasks of more classes are met one class against the rest), with
     or without the PLF block (``use_calibration``)."""
     return {**config.get("model", {}), **((config.get("shipped") or {}).get("model") or {}), "head": "binary",
-            "use_calibration": use_calibration, "seed": config.get("seed", 91620)}
+            "use_calibration": use_calibration, "seed": pretraining_seed(config, config.get("shipped"))}
 
 
 def shipped_pretrain_params(config: dict) -> dict:
