@@ -784,7 +784,7 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
                      "--config", f"data_dir={tmp_path / 'data'}", "--", *tables)
     assert dry.returncode == 0, dry.stderr[-3000:]
     counts = _job_counts(dry)
-    assert counts["table"] == 28 and counts["prepare_dataset"] == 186
+    assert counts["table"] == 30 and counts["prepare_dataset"] == 186
     meta = {name for name, spec in default["methods"].items() if spec["kind"] == "meta"}
     binary_meta = [m for m in experiments["corpus"]["methods"] if m in meta]
     multiclass_meta = [m for m in experiments["corpus_mc_head"]["methods"] if m in meta]
@@ -798,16 +798,18 @@ def test_corpus_benchmark_lists_its_job_graph(tmp_path):
     # the balanced-relevance model, the one-against-the-rest cuts model and the model pre-trained
     # also on the R datasets, the linear-evidence one and the shrunk-kernel-ratio one (one each for
     # its two tables), a second pre-training draw of those two and a third of the linear-evidence
-    # one (pretrain_seed, session 45)
+    # one (pretrain_seed, session 45), and a fourth and fifth of it for its multiclass table only
+    # (session 46)
     assert counts["pretrain"] == \
-        2 + 1 + len(binary_meta) + len(multiclass_meta) + 2 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 3, counts
+        2 + 1 + len(binary_meta) + len(multiclass_meta) + 2 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 3 + 2, counts
     assert counts["evaluate"] == sum(len(spec["methods"]) * len(spec["datasets"]) * len(wc.settings(spec))
                                      for spec in experiments.values()) \
         == 19 * 16 + 7 * 4 + 12 * 4 + 3 * 16 + 3 * (4 * 16 + 4 * 4) + 5 * (16 + 4) + 5 * (16 + 4) \
         + 5 * 16 + 4 * 4 + 5 * 16 + 4 * 4 + 2 * 16 + 1 * 4 \
         + 1 * 16 + 1 * 4 \
-        + 3 * (1 * 16 + 1 * 4)  # corpus_rdata_linev: den_adapt, den_adapt_slow; corpus_rdata_shrink and
-    # the seed2 and seed3 tables: den_adapt_slow
+        + 3 * (1 * 16 + 1 * 4) + 2 * (1 * 4)  # corpus_rdata_linev: den_adapt, den_adapt_slow;
+    # corpus_rdata_shrink and the seed2 and seed3 tables: den_adapt_slow; the multiclass seed4 and
+    # seed5 tables: den_no_plf
     shipped = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", *configs,
                          "--config", f"data_dir={tmp_path / 'data'}", "--",
                          "results/shipped/den-binary-no-plf.npz", "results/shipped/den-binary-plf.npz")
