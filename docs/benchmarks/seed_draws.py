@@ -1,5 +1,5 @@
-"""Session 45's two readings (``corpus-dev.md``, "Session 45"), from the kept per-split scores
-alone, so they rerun without the run's score files:
+"""Session 45's two readings and session 46's (``corpus-dev.md``, "Session 45" and "Session 46"),
+from the kept per-split scores alone, so they rerun without the run's score files:
 
     python docs/benchmarks/seed_draws.py
 
@@ -9,7 +9,10 @@ draw 1 and to the random forest, the standard deviation of the three means, and 
 per-set standard deviation over the draws. Reading 2: the shrink (``kernel_pseudo_rows`` 1)
 minus the reference of the same draw, for both pairs and averaged per set. Differences are AUC
 or accuracy x 100, paired split by split (the split seeds must agree), then averaged per set;
-the standard error is over sets.
+the standard error is over sets. Reading 3 (session 46): five draws on the multiclass sets (the
+three above, then ``pretrain_seed`` 3 and 4), each draw's margin over the forest, their mean and
+its standard error over draws, and the verdict of the rule fixed before the run (met / not met
+when the mean is beyond twice that standard error, else level).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ DRAWS = {"auc": [("corpus_rdata_linev", "den_adapt_slow"), ("corpus_rdata_seed2"
          "accuracy": [("corpus_mc_rdata_linev", "den_no_plf"), ("corpus_mc_rdata_seed2", "den_no_plf"),
                       ("corpus_mc_rdata_seed3", "den_no_plf")]}
 BINARY, MC = "den_adapt_slow", "den_no_plf"  # the default preset's rows
+MC_DRAWS = DRAWS["accuracy"] + [("corpus_mc_rdata_seed4", MC), ("corpus_mc_rdata_seed5", MC)]
 SHRINK_PAIRS = {"auc": [(("corpus_rdata_shrink", BINARY), ("corpus_rdata_linev", BINARY)),
                         (("corpus_rdata_shrink_seed2", BINARY), ("corpus_rdata_seed2", BINARY))],
                 "accuracy": [(("corpus_mc_rdata_shrink", MC), ("corpus_mc_rdata_linev", MC)),
@@ -88,6 +92,21 @@ def main() -> int:
         for k, diff in enumerate(diffs):
             print(f"pair {k + 1}: {summary(diff)}")
         print(f"the two pairs averaged per set: {summary((diffs[0] + diffs[1]) / 2)}")
+    print("== reading 3, accuracy: five pre-training draws of the shipped settings against the forest")
+    margins = []
+    for k, draw in enumerate(MC_DRAWS):
+        frame = rows(scores, *draw)
+        to_forest = per_set_difference(frame, forest[forest.dataset.isin(frame.dataset)], "accuracy")
+        margins.append(to_forest)
+        print(f"draw {k + 1} ({draw[0]}): mean {frame.accuracy.mean() * 100:.2f}; "
+              f"vs forest {summary(to_forest)}")
+    draw_means = np.array([m.mean() for m in margins])
+    mean, se = draw_means.mean(), draw_means.std(ddof=1) / np.sqrt(len(draw_means))
+    verdict = "met" if mean > 2 * se else "not met" if mean < -2 * se else "level"
+    print(f"mean of the five margins {mean:+.2f} (s.e. over draws {se:.2f}): {verdict}")
+    per_set = pd.concat(margins, axis=1)
+    print("per set, the five draws' mean margin: " + ", ".join(
+        f"{name} {value:+.2f}" for name, value in per_set.mean(axis=1).items()))
     return 0
 
 

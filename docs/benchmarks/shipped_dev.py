@@ -14,7 +14,8 @@ workflow built under ``results/data/`` (``snakemake ... results/shipped/den-bina
 builds any that are missing, or their data rule alone).
 
     python docs/benchmarks/shipped_dev.py NAME [--seed S] [--model JSON] [--pretrain JSON]
-        # -> results/shipped_dev/NAME.npz; with neither option, the shipped no-PLF settings
+        [--leave-out NAME,NAME...]
+        # -> results/shipped_dev/NAME.npz; with no option, the shipped no-PLF settings
 
 A pre-training seed is also the model's initialisation seed, as in the rule. On a machine other
 than the shipped model's, the same settings and seed end elsewhere (the CPU computes in another
@@ -70,6 +71,9 @@ def main(argv=None) -> None:
     parser.add_argument("--model", default="{}", help="ModelConfig keywords over the shipped ones (JSON)")
     parser.add_argument("--pretrain", default="{}",
                         help="PretrainConfig keywords over the shipped ones (JSON)")
+    parser.add_argument("--leave-out", default="", metavar="NAME,NAME...",
+                        help="config dataset names (e.g. corpus-ring) left out of the shipped pre-training "
+                        "sets (session 46)")
     args = parser.parse_args(argv)
     from den import workflow_config as wc
     from den.data.tasks import Task
@@ -79,6 +83,12 @@ def main(argv=None) -> None:
 
     names, model_params, pretrain_params = shipped_settings(args.seed, json.loads(args.model),
                                                             json.loads(args.pretrain))
+    left_out = [name for name in args.leave_out.split(",") if name]
+    unknown = sorted(set(left_out) - set(names))
+    if unknown:
+        raise SystemExit(f"--leave-out: {', '.join(unknown)} not among the shipped pre-training sets "
+                         f"(config names, e.g. {names[0]})")
+    names = [name for name in names if name not in left_out]
     try:  # a misspelt setting stops here, before the tasks are read
         ModelConfig(**model_params), PretrainConfig(**pretrain_params)
     except (TypeError, ValueError) as error:
