@@ -367,9 +367,12 @@ def contrast(labels: str, column: str, against: str = "den_default", records_dir
     diff = sum(frame.loc[common, column] - base.loc[common, against]
                for frame, base in zip(frames, base_frames)) / len(frames)
     mean = sum(frame.loc[common, column] for frame in frames) / len(frames)
-    forest = per_set(None).loc[common, "random_forest"]
+    classical = per_set(None).loc[common, list(corpus_dev.CLASSICAL_METHODS)]
+    forest = classical["random_forest"]
     print(f"{column} of {labels} against {against} of {bases or 'the same records'}: {len(common)} sets")
     print(f"{column}: {mean.mean():.2f}, {paired(diff)}; - random_forest {paired(mean - forest)}")
+    print(f"{column} - logistic_regression_cv {paired(mean - classical['logistic_regression_cv'])}; "
+          f"above all three classical methods on {(mean > classical.max(axis=1)).sum()} of {len(common)}")
     if sets:
         print(diff.sort_values().round(2).to_string(header=False))
 
