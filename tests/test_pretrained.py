@@ -68,6 +68,12 @@ def test_the_dev_pretraining_reads_the_settings_the_shipped_model_was_built_with
     _, changed, changed_pretrain = dev.shipped_settings(seed=2, pretrain={"steps": 10})
     assert changed == {**model_params, "seed": 2}
     assert changed_pretrain == {**pretrain_params, "seed": 2, "steps": 10}
+    # --leave-out (session 46) drops exactly the sets named, and refuses a name it does not list
+    fewer, *_ = dev.shipped_settings(leave_out=["corpus-ring", "fri_c2_250_25"])
+    assert fewer == [name for name in names if name not in ("corpus-ring", "fri_c2_250_25")]
+    assert len(fewer) == 184
+    with pytest.raises(SystemExit, match="corpus-rings not among the shipped pre-training sets"):
+        dev.shipped_settings(leave_out=["corpus-ring", "corpus-rings"])
 
 
 def test_the_classifier_picks_the_shipped_model_its_fit_needs(monkeypatch):

