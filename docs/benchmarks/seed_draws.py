@@ -64,22 +64,27 @@ def summary(diff: pd.Series) -> str:
     return f"{diff.mean():+.2f} (s.e. {se:.2f}), above on {(diff > 0).sum()} of {len(diff)}"
 
 
+def forest_margins(scores: pd.DataFrame, forest: pd.DataFrame, draws: list[tuple[str, str]],
+                   metric: str) -> tuple[list[pd.DataFrame], list[pd.Series]]:
+    """Each draw's per-split scores, and its per-set paired difference to the forest (x 100)."""
+    frames = [rows(scores, *draw) for draw in draws]
+    return frames, [per_set_difference(frame, forest[forest.dataset.isin(frame.dataset)], metric)
+                    for frame in frames]
+
+
 def main() -> int:
     scores = read_kept_scores(KEPT)
     # the forest's rows of any table (the binary and multiclass sets are in different ones); a
     # split's scores are the same in each table that holds it
     forest = scores[scores.method == "random_forest"].drop_duplicates(["dataset", "repeat"])
     for metric, draws in DRAWS.items():
-        frames = [rows(scores, *draw) for draw in draws]
+        frames, vs_forest = forest_margins(scores, forest, draws, metric)
         print(f"== reading 1, {metric}: three pre-training draws of the shipped settings")
-        means, vs_forest = [], []
-        for k, frame in enumerate(frames):
-            means.append(frame[metric].mean() * 100)
-            to_forest = per_set_difference(frame, forest[forest.dataset.isin(frame.dataset)], metric)
-            vs_forest.append(to_forest)
+        means = [frame[metric].mean() * 100 for frame in frames]
+        for k, (frame, to_forest) in enumerate(zip(frames, vs_forest)):
             to_first = "" if k == 0 else \
                 f"; vs draw 1 {summary(per_set_difference(frame, frames[0], metric))}"
-            print(f"draw {k + 1} ({draws[k][0]}): mean {means[-1]:.2f}; "
+            print(f"draw {k + 1} ({draws[k][0]}): mean {means[k]:.2f}; "
                   f"vs forest {summary(to_forest)}{to_first}")
         per_set = pd.concat(vs_forest, axis=1)  # the forest is common, so this spread is DEN's
         print(f"s.d. of the three means {np.std(means, ddof=1):.2f}; per-set s.d. over draws, averaged "
@@ -93,12 +98,9 @@ def main() -> int:
             print(f"pair {k + 1}: {summary(diff)}")
         print(f"the two pairs averaged per set: {summary((diffs[0] + diffs[1]) / 2)}")
     print("== reading 3, accuracy: five pre-training draws of the shipped settings against the forest")
-    margins = []
-    for k, draw in enumerate(MC_DRAWS):
-        frame = rows(scores, *draw)
-        to_forest = per_set_difference(frame, forest[forest.dataset.isin(frame.dataset)], "accuracy")
-        margins.append(to_forest)
-        print(f"draw {k + 1} ({draw[0]}): mean {frame.accuracy.mean() * 100:.2f}; "
+    frames, margins = forest_margins(scores, forest, MC_DRAWS, "accuracy")
+    for k, (frame, to_forest) in enumerate(zip(frames, margins)):
+        print(f"draw {k + 1} ({MC_DRAWS[k][0]}): mean {frame.accuracy.mean() * 100:.2f}; "
               f"vs forest {summary(to_forest)}")
     draw_means = np.array([m.mean() for m in margins])
     mean, se = draw_means.mean(), draw_means.std(ddof=1) / np.sqrt(len(draw_means))

@@ -62,12 +62,12 @@ def shipped_settings(seed: int | None = None, model: dict | None = None,
     pretrain_params = wc.shipped_pretrain_params(config)
     if seed is not None:
         model_params["seed"] = pretrain_params["seed"] = seed
-    names = wc.shipped_datasets(config)
-    unknown = sorted(set(leave_out or ()) - set(names))
+    names, left_out = wc.shipped_datasets(config), set(leave_out or ())
+    unknown = sorted(left_out - set(names))
     if unknown:
         raise SystemExit(f"--leave-out: {', '.join(unknown)} not among the shipped pre-training sets "
                          f"(config names, e.g. {names[0]})")
-    return ([name for name in names if name not in set(leave_out or ())], {**model_params, **(model or {})},
+    return ([name for name in names if name not in left_out], {**model_params, **(model or {})},
             {**pretrain_params, **(pretrain or {})})
 
 
