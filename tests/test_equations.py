@@ -139,9 +139,6 @@ def weights_of(model):
         w["attention"] = f(net.attention)
     if model.config.gated_pooling:
         w["pool_rho"], w["gate"] = f(net.pool_rho), dense(net.gate, False)
-    if model.config.tuple_context:
-        w["context_in"], w["context_out"] = dense(net.context_in, False), dense(net.context_out, False)
-        w["context_mean"] = f(net.context_mean)
     if model.config.tuple_relevance:  # q^t enters phi's first layer beside s^t: one stacked kernel
         w["phi_s"] = np.vstack([w["phi_s"], f(net.phi_q)])
     return w
@@ -246,8 +243,7 @@ def evidence_reference(z, z_s, y_s, mutation=None):
 def pooled_reference(w, config, z, s, tuples, z_s=None, y_s=None, mutation=None):
     """Phi~(z, s) = mean over tuples of phi([z^t, s^t] (, l^t(z)) (, e^t(z))), phi's last layer
     included (with tuple attention, a softmax-weighted mean; with gated pooling, per unit of
-    phi's last hidden layer g mean + (1 - g) log-mean-exp, then phi's last layer; with tuple
-    context, each tuple's last hidden vector first gains relu(a^t W_a + mean_u a^u W_m + b_c) W_o)."""
+    phi's last hidden layer g mean + (1 - g) log-mean-exp, then phi's last layer)."""
     first_kernel = np.vstack([w["phi_z"], w["phi_s"]] + ([w["phi_l"]] if "phi_l" in w else [])
                              + ([w["phi_e"]] if "phi_e" in w else []))
     evidence = evidence_reference(z[None], z_s, y_s, mutation)[0] if "phi_e" in w else None
@@ -260,25 +256,25 @@ def pooled_reference(w, config, z, s, tuples, z_s=None, y_s=None, mutation=None)
             x.append(evidence[list(t)])
         return np.concatenate(x)
 
-    hidden = np.array([mlp(inputs(t, s_t), [(first_kernel, w["phi_b"], True)] + w["phi_rest"][:-1])
-                       for t, s_t in zip(tuples, s)])  # (T, P): phi's last hidden layer
-    if "context_in" in w:  # tuple context: a^t + relu(a^t W_a + mean_u a^u W_m + b_c) W_o
-        (w_a, b_c, _), (w_o, b_o, _) = w["context_in"], w["context_out"]
-        mean_term = 0.0 if mutation == "context_without_mean" else hidden.mean(axis=0) @ w["context_mean"]
-        hidden = hidden + relu(hidden @ w_a + mean_term + b_c) @ w_o + b_o
-    last = [w["phi_rest"][-1]]  # phi's last layer is linear: it commutes with any weighted mean
-    if "attention" in w:  # weight of tuple t from s^t alone: u . relu(s^t W_s + b)
-        scores = np.array([w["attention"] @ relu(s_t @ w["phi_s"] + w["phi_b"]) for s_t in s])
-        weights = np.exp(scores - scores.max())
+    phis, scores = [], []
+    for t, s_t in zip(tuples, s):
+        x = inputs(t, s_t)
+        phis.append(mlp(x, [(first_kernel, w["phi_b"], True)] + w["phi_rest"]))
+        if "attention" in w:  # weight of tuple t from s^t alone: u . relu(s^t W_s + b)
+            scores.append(w["attention"] @ relu(s_t @ w["phi_s"] + w["phi_b"]))
+    if "attention" in w:
+        weights = np.exp(np.array(scores) - max(scores))
         weights /= weights.sum()
-        return mlp(weights @ hidden, last)
+        return sum(a * p for a, p in zip(weights, phis))
     if "gate" in w:
+        hidden = np.array([mlp(inputs(t, s_t), [(first_kernel, w["phi_b"], True)] + w["phi_rest"][:-1])
+                           for t, s_t in zip(tuples, s)])  # (T, P): phi's last hidden layer
         beta = np.log1p(np.exp(w["pool_rho"]))  # softplus
         soft_max = np.log(np.mean(np.exp(beta * hidden), axis=0)) / beta
         gate = 1.0 / (1.0 + np.exp(-mlp(np.mean([relu(s_t @ w["phi_s"] + w["phi_b"]) for s_t in s], axis=0),
                                         [w["gate"]])))
-        return mlp(gate * hidden.mean(axis=0) + (1.0 - gate) * soft_max, last)
-    return mlp(hidden.mean(axis=0), last)
+        return mlp(gate * hidden.mean(axis=0) + (1.0 - gate) * soft_max, [w["phi_rest"][-1]])
+    return np.mean(phis, axis=0)
 
 
 def reference_logits(model, x_s, y_s, x_q, alpha, missing, n_classes=None, mutation=None):
@@ -343,9 +339,7 @@ def model_logits(config, d, n_classes=2, seed=0, y_override=None):
     rng = np.random.default_rng(seed + 100)
     for var in model.network.variables:
         name = var.name.split(":")[0].rsplit("/", 1)[-1]
-        if name == "context_out_kernel":  # zeros at start (the plain model): make the layer count
-            var.assign(rng.normal(0.0, 0.5, var.shape).astype(np.float32))
-        elif name.endswith("kernel") or name in ("h_z", "h_v", "phi_z", "phi_s", "phi_l"):
+        if name.endswith("kernel") or name in ("h_z", "h_v", "phi_z", "phi_s", "phi_l"):
             # 1.5 times Glorot's scale: through these small ReLU nets the logits then vary
             # visibly between query rows
             var.assign(1.5 * var.numpy())
@@ -391,11 +385,7 @@ CASES = {
     "binary-r3-d4-local-relevance-gated-evidence": (dict(head="binary", order=3, local_bandwidths=(0.3,),
                                                          tuple_relevance=True, gated_pooling=True,
                                                          linear_evidence=True), 4, 2),
-    "binary-r3-d4-shipped-context": (dict(head="binary", order=3, local_bandwidths=(0.3,),
-                                          tuple_relevance=True, balanced_relevance=True, gated_pooling=True,
-                                          linear_evidence=True, tuple_context=True), 4, 2),
     "multiclass-r2-d3-gated": (dict(head="multiclass", order=2, gated_pooling=True), 3, 3),
-    "multiclass-r2-d3-context": (dict(head="multiclass", order=2, tuple_context=True), 3, 3),
     "multiclass-r1-d4": (dict(head="multiclass", order=1), 4, 3),
     "multiclass-r2-d3": (dict(head="multiclass", order=2), 3, 3),
     "multiclass-r3-d3": (dict(head="multiclass", order=3), 3, 4),
@@ -438,7 +428,6 @@ MUTATIONS = [  # (case, mutation of the reference): each is a plausible bug the 
     ("binary-r2-d3-local-relevance", "relevance_includes_self"),  # a support row scores its own label
     ("binary-r2-d3-local-balanced-relevance", "relevance_unweighted"),  # rows weighed alike, not classes
     ("binary-r3-d4-local-relevance-gated-evidence", "evidence_total_variance"),  # not within-class
-    ("binary-r3-d4-shipped-context", "context_without_mean"),  # tuple context blind to the other tuples
     ("multiclass-r2-d3", "reverse_labels"),  # v(y) of the wrong class in eq. (4)
     ("multiclass-r2-d3", "sum_over_class"),  # eq. (5) without the division by the class count
 ]

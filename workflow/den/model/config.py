@@ -71,11 +71,6 @@ class ModelConfig:
             embedding and of tuple relevance shrink toward 0 where few support rows lie near,
             as if ``kernel_pseudo_rows`` rows at the support set's class rates lay at every
             point (``DENNetwork.local_features``); 0: no shrinkage (not in the paper).
-        tuple_context: each tuple's vector in phi's last hidden layer also reads the mean of
-            all the tuples' vectors at the same row before pooling, through a residual
-            ReLU layer whose output kernel starts at 0 (``DENNetwork.tuple_context``), so a
-            tuple's contribution can depend on what the other tuples say (a permutation-
-            equivariant layer, as in Deep Sets; not in the paper).
         seed: initialisation seed, and the seed of the tuple subsets when d^r > d^2.
     """
 
@@ -101,7 +96,6 @@ class ModelConfig:
     balanced_relevance: bool = False
     linear_evidence: bool = False
     kernel_pseudo_rows: float = 0.0
-    tuple_context: bool = False
     seed: int = 91620
 
     def __post_init__(self):

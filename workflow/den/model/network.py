@@ -58,13 +58,6 @@ the second term a soft maximum with learnt sharpness beta_j = softplus(rho_j) > 
 the support set's tuple embeddings, so one model can pool tasks whose evidence adds up over
 many tuples by the mean and tasks that hinge on a few interactions nearer the maximum.
 
-Tuple context (``ModelConfig.tuple_context``; not in the paper): before pooling, each tuple's
-vector a^t of phi's last hidden layer at a row also reads the mean over that row's tuples,
-    a^t <- a^t + relu(a^t W_a + mean_u a^u W_m + b_c) W_o,
-a permutation-equivariant layer (Deep Sets), so what a tuple contributes can depend on what the
-other tuples say at that row (how many agree, whether its evidence repeats theirs). W_o starts
-at 0, so a new model starts as the plain one.
-
 Mean pooling over tuples (appendix B) keeps the scale independent of d. phi's first layer
 acts on [z^t, s^t]; s^t is the same for every query row, so its part (s^t W_s + b) is
 computed once per tuple, not once per row. phi's last layer is linear and commutes with
@@ -154,11 +147,6 @@ class DENNetwork(tf.Module):
                 rho = np.log(np.expm1(GATED_POOLING_BETA0))
                 self.pool_rho = tf.Variable(np.full(p[-1], rho, np.float32), name="pool_rho")
                 self.gate = _Dense(rng, p[0], p[-1], False, "gate")
-            if config.tuple_context:  # the output kernel starts at 0: a^t unchanged at start
-                self.context_in = _Dense(rng, p[-1], p[-1], False, "context_in")
-                self.context_mean = tf.Variable(_glorot(rng, p[-1], p[-1]), name="context_mean")
-                self.context_out = _Dense(rng, p[-1], p[-1], False, "context_out")
-                self.context_out.kernel.assign(tf.zeros_like(self.context_out.kernel))
             if binary:  # psi only exists for the binary head (eq. 3)
                 q = [p[-1] + int(config.feature_count_input)] + list(config.psi_units)
                 self.psi_layers = [_Dense(rng, a, b, True, f"psi{i}") for i, (a, b) in
@@ -335,8 +323,6 @@ class DENNetwork(tf.Module):
         for layer in self.phi_layers:
             a = layer(a)
         a = tf.reshape(a, [n, t, -1])
-        if self.config.tuple_context:
-            a = self.tuple_context(a)
         if self.config.tuple_attention:  # weights of the tuples from their embeddings s^t alone
             weights = tf.nn.softmax(tf.linalg.matvec(tf.nn.relu(bias), self.attention))  # (T,)
             return self.phi_out(tf.tensordot(a, weights, axes=[[1], [0]]))
@@ -348,18 +334,6 @@ class DENNetwork(tf.Module):
             gate = tf.sigmoid(self.gate(tf.reduce_mean(tf.nn.relu(bias), axis=0, keepdims=True)))  # (1, P)
             return self.phi_out(gate * mean + (1.0 - gate) * soft_max)
         return self.phi_out(mean)
-
-    def tuple_context(self, a):
-        """The tuple-context layer (module docstring) on phi's last hidden layer.
-
-        Args:
-            a: (n, T, P) float32, each row's tuple vectors.
-
-        Returns:
-            (n, T, P) float32, a^t + relu(a^t W_a + mean_u a^u W_m + b_c) W_o.
-        """
-        mean = tf.matmul(tf.reduce_mean(a, axis=1), self.context_mean)  # (n, P)
-        return a + self.context_out(tf.nn.relu(self.context_in(a) + mean[:, None, :]))
 
     def context(self, z_support, y_support, tuples, n_classes):
         """Everything the query rows need from the support set, computed once.
