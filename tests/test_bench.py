@@ -1,4 +1,5 @@
-"""``python -m den.bench``: its JSON keys and the FLOP count behind ``predict_limit_ratio``."""
+"""``python -m den.bench``: its JSON keys and the FLOP counts behind ``predict_limit_ratio`` and
+``pretrain_limit_ratio``."""
 
 import json
 
@@ -35,7 +36,8 @@ def test_bench_keeps_its_keys_and_adds_fit_times_and_the_predict_limit_ratio(mon
                                           "predict_layer_ratio", "finetune_seconds_adapt",
                                           "finetune_seconds_fast", "cold_predict_seconds_default",
                                           "cold_predict_seconds_fast", "cold_predict_seconds_paper",
-                                          "predict_rows_per_s_default", "predict_cli_1m_peak_rss_mb"]
+                                          "predict_rows_per_s_default", "predict_cli_1m_peak_rss_mb",
+                                          "pretrain_limit_ratio", "pretrain_layer_ratio"]
     assert result["predict_rows_per_s_default"] == 4321.0 and result["predict_cli_1m_peak_rss_mb"] == 765.4
     assert result["cold_predict_seconds_default"] == 5.25 and result["finetune_seconds_fast"] == 0.01
     assert result["finetune_seconds_paper"] == 1.5 and result["quick"] is True
@@ -43,6 +45,9 @@ def test_bench_keeps_its_keys_and_adds_fit_times_and_the_predict_limit_ratio(mon
     flops = bench.predict_flops_per_row(ModelConfig(order=2))
     assert result["predict_limit_ratio"] == round(1000.0 * flops / 50e9, 4)
     assert result["predict_layer_ratio"] == round(1000.0 * flops / 20e9, 4)
+    step_flops = bench.pretrain_flops_per_step(ModelConfig(order=2))
+    assert result["pretrain_limit_ratio"] == round(12.35 * step_flops / 50e9, 4)  # the rounded rate
+    assert result["pretrain_layer_ratio"] == round(12.35 * step_flops / 20e9, 4)
 
 
 def test_cold_predict_runs_den_predict_on_50_support_and_310_query_rows(monkeypatch):
@@ -165,3 +170,48 @@ def test_predict_default_times_the_shipped_default_on_the_rows_asked_for(monkeyp
     monkeypatch.setattr(den.api.DENClassifier, "predict_proba", predict_proba)
     assert bench.bench_predict_default(3000) > 0
     assert scored[-1] == ("default", None, 3000, bench.D)
+
+
+def _training_matmul_flops(den, n_query, n_support, d, n_classes):
+    """2 x multiply-adds of every matrix product of one training forward pass
+    (``DENNetwork.logits``: the support set's embedding and context, then the query rows),
+    from the static shapes of its graph."""
+    net, tuples = den.network, tf.constant(den.tuples(d))
+
+    @tf.function(input_signature=[tf.TensorSpec([n_query, d], tf.float32),
+                                  tf.TensorSpec([n_support, d], tf.float32),
+                                  tf.TensorSpec([n_support], tf.int32)])
+    def forward(z_query, z_support, y_support):
+        return net.logits(z_query, z_support, y_support, tuples, tf.constant(n_classes))
+
+    flops = 0
+    for op in forward.get_concrete_function().graph.get_operations():
+        if op.type in ("MatMul", "BatchMatMulV2"):
+            a, out = op.inputs[0].shape.as_list(), op.outputs[0].shape.as_list()
+            assert None not in a and None not in out, op.name
+            transposed = op.get_attr("transpose_a" if op.type == "MatMul" else "adj_x")
+            flops += 2 * int(np.prod(out)) * (a[-2] if transposed else a[-1])
+    return flops
+
+
+@pytest.mark.parametrize("config, d, n_classes", [
+    (ModelConfig(order=2, **SMALL), 5, 2),
+    (ModelConfig(order=3, **SMALL), 4, 2),
+    (ModelConfig(order=2, head="multiclass", max_classes=5, label_dim=3, **SMALL), 4, 3),
+])
+def test_pretrain_flops_per_step_are_three_training_forward_passes(config, d, n_classes):
+    """The docstring's formula is 3 times the matrix products a training step's forward pass
+    computes (query rows scored against a support batch), read from its graph."""
+    den = DEN(config)
+    forward = _training_matmul_flops(den, 7, 11, d, n_classes)
+    assert bench.pretrain_flops_per_step(config, d, 7, 11, n_classes) == 3 * forward
+
+
+def test_pretrain_flops_of_the_benchmark_step_by_hand():
+    """d = 20, r = 2, 256 query and 256 support rows: the bench's pre-training step (h 16-16-16,
+    E = 16, phi 64-64-64); a model with the local embedding is refused, not miscounted."""
+    h = 400 * 256 * (2 * 16 + 16 * 16 * 2 + 16 * 16) + 2 * 400 * 256 * 16 + 400 * 33 * 64
+    query = 256 * bench.predict_flops_per_row(ModelConfig(order=2))
+    assert bench.pretrain_flops_per_step(ModelConfig(order=2)) == 3 * (2 * h + query)
+    with pytest.raises(ValueError, match="local_bandwidths"):
+        bench.pretrain_flops_per_step(ModelConfig(order=2, local_bandwidths=(0.1,)))

@@ -47,6 +47,10 @@ Keys (stable, so figures can be compared over time):
                             50 support rows and a CSV file of 1,000,000 query rows with
                             d = 20: that figure plus what the command adds (reading the
                             file, encoding its rows, writing the predictions)
+    pretrain_limit_ratio    the FLOP rate pretrain_steps_per_s achieves over matmul_gflops:
+                            pretrain_steps_per_s x pretrain_flops_per_step() / matmul rate,
+                            the same reading for pre-training as predict_limit_ratio
+    pretrain_layer_ratio    the same over layer_matmul_gflops
 Other timings exclude TensorFlow's one-off tracing of the compiled functions.
 """
 
@@ -62,6 +66,8 @@ import time
 import numpy as np
 
 D = 20
+# Query and support rows of one ``pretrain_steps_per_s`` step (its episodes have D covariates).
+PRETRAIN_ROWS = 256
 # Columns of the cold ``den predict`` task (as diabetes, the set the first hand timings used).
 COLD_FEATURES = 8
 
@@ -92,7 +98,7 @@ def bench_pretrain(steps: int) -> float:
     from den.train.pretrain import PretrainConfig, pretrain
 
     tasks = make_tasks(4, seed=0, rows=(2000, 2000), features=(D, D))
-    config = PretrainConfig(steps=steps + 1, query_rows=256, support_rows=256,
+    config = PretrainConfig(steps=steps + 1, query_rows=PRETRAIN_ROWS, support_rows=PRETRAIN_ROWS,
                             covariates_min=D, covariates_max=D, seed=0)
     model = pretrain(tasks, ModelConfig(order=2), config, progress=None)
     return float(model.metadata["steps_per_s"])
@@ -146,6 +152,42 @@ def predict_flops_per_row(config, n_features: int = D, n_support: int = 50, n_cl
     if b:
         macs += n_support * n_features * u + b * 2 * n_support * u + t * 2 * b * phi[0]
     return 2 * macs
+
+
+def pretrain_flops_per_step(config, n_features: int = D, query_rows: int = PRETRAIN_ROWS,
+                            support_rows: int = PRETRAIN_ROWS, n_classes: int = 2) -> int:
+    """Floating-point operations of one pre-training step of a model of ``config`` on an
+    episode of ``n_features`` covariates, ``query_rows`` query and ``support_rows`` support
+    rows: 3 times the forward pass's matrix products (``DENNetwork.logits``; the backward pass
+    of each product is two products of its size, the usual count), where the forward pass is
+
+        query_rows x predict_flops_per_row(config, n_features, support_rows, n_classes)
+      + T m (r H0 + sum_i H_i H_(i+1) + H_last E)      h on each support row's tuples (m rows)
+      + binary: 2 T m E + T (2E + 1) P0                the class means of h and phi's s^t W_s
+        multiclass: m l H0 + T E P0                    v(y)'s part of h's first layer, s^t W_s,
+          + m (predict_flops_per_row's phi part)        Phi~ of every support row
+          + L m P_last                                  and the class prototypes
+
+    with T tuples, H = h_units, E = embedding_dim, P = phi_units, l = label_dim and
+    L = n_classes, 2 FLOPs per multiply-add. The calibration's interpolation and elementwise
+    work are left out, as in ``predict_flops_per_row``. Counted for models without the local
+    embedding (the benchmark's paper model): its kernels are elementwise and data-dependent.
+    """
+    from den.model.tuples import feature_tuples
+
+    if config.local_bandwidths:
+        raise ValueError("pretrain_flops_per_step counts models without local_bandwidths")
+    t = len(feature_tuples(n_features, config.order, config.seed, config.max_tuples, config.min_tuples))
+    h, e, phi = list(config.h_units), config.embedding_dim, list(config.phi_units)
+    m = support_rows
+    macs = t * m * (config.order * h[0] + sum(a * b for a, b in zip(h[:-1], h[1:])) + h[-1] * e)
+    if config.head == "binary":
+        macs += 2 * t * m * e + t * (2 * e + 1) * phi[0]
+    else:
+        phi_row = t * config.order * phi[0] + t * sum(a * b for a, b in zip(phi[:-1], phi[1:])) + phi[-1] ** 2
+        macs += m * config.label_dim * h[0] + t * e * phi[0] + m * phi_row + n_classes * m * phi[-1]
+    forward = 2 * macs + query_rows * predict_flops_per_row(config, n_features, support_rows, n_classes)
+    return 3 * forward
 
 
 def bench_fit_seconds(preset: str, reps: int = 3) -> float:
@@ -332,6 +374,9 @@ def main(argv=None) -> int:
         result[f"cold_predict_seconds_{preset}"] = round(cold_predict_seconds(preset, reps), 2)
     result["predict_rows_per_s_default"] = round(bench_predict_default(rows), 1)
     result["predict_cli_1m_peak_rss_mb"] = round(predict_cli_peak_rss_mb(big), 1)
+    pretrain_flops = result["pretrain_steps_per_s"] * pretrain_flops_per_step(_config())
+    result["pretrain_limit_ratio"] = round(pretrain_flops / (matmul_rate * 1e9), 4)
+    result["pretrain_layer_ratio"] = round(pretrain_flops / (layer_rate * 1e9), 4)
     print(json.dumps(result))
     return 0
 
