@@ -131,14 +131,20 @@ def _query_matmul_flops(den, n_query, d, n_support, n_classes):
                        "present": tf.ones([n_classes], tf.bool)}
         return net.query_logits(z, context, tuples)
 
+    return _graph_matmul_flops(query.get_concrete_function().graph, unknown=multisets)
+
+
+def _graph_matmul_flops(graph, unknown=None):
+    """2 x multiply-adds of every matrix product in ``graph``, from its static shapes; a
+    dimension the graph leaves unknown is taken as ``unknown`` (None: there must be none)."""
     flops = 0
-    for op in query.get_concrete_function().graph.get_operations():
+    for op in graph.get_operations():
         if op.type in ("MatMul", "BatchMatMulV2"):
-            a = [multisets if n is None else n for n in op.inputs[0].shape.as_list()]
-            out = [multisets if n is None else n for n in op.outputs[0].shape.as_list()]
+            a, out = op.inputs[0].shape.as_list(), op.outputs[0].shape.as_list()
+            assert unknown is not None or None not in a + out, op.name
+            a, out = [unknown if n is None else n for n in a], [unknown if n is None else n for n in out]
             transposed = op.get_attr("transpose_a" if op.type == "MatMul" else "adj_x")
-            contracted = a[-2] if transposed else a[-1]
-            flops += 2 * int(np.prod(out)) * contracted
+            flops += 2 * int(np.prod(out)) * (a[-2] if transposed else a[-1])
     return flops
 
 
@@ -184,14 +190,7 @@ def _training_matmul_flops(den, n_query, n_support, d, n_classes):
     def forward(z_query, z_support, y_support):
         return net.logits(z_query, z_support, y_support, tuples, tf.constant(n_classes))
 
-    flops = 0
-    for op in forward.get_concrete_function().graph.get_operations():
-        if op.type in ("MatMul", "BatchMatMulV2"):
-            a, out = op.inputs[0].shape.as_list(), op.outputs[0].shape.as_list()
-            assert None not in a and None not in out, op.name
-            transposed = op.get_attr("transpose_a" if op.type == "MatMul" else "adj_x")
-            flops += 2 * int(np.prod(out)) * (a[-2] if transposed else a[-1])
-    return flops
+    return _graph_matmul_flops(forward.get_concrete_function().graph)
 
 
 @pytest.mark.parametrize("config, d, n_classes", [

@@ -94,13 +94,12 @@ def _task_model(model, seed=0):
 
 def bench_pretrain(steps: int) -> float:
     from den.data.synthetic import make_tasks
-    from den.model.config import ModelConfig
     from den.train.pretrain import PretrainConfig, pretrain
 
     tasks = make_tasks(4, seed=0, rows=(2000, 2000), features=(D, D))
     config = PretrainConfig(steps=steps + 1, query_rows=PRETRAIN_ROWS, support_rows=PRETRAIN_ROWS,
                             covariates_min=D, covariates_max=D, seed=0)
-    model = pretrain(tasks, ModelConfig(order=2), config, progress=None)
+    model = pretrain(tasks, _config(), config, progress=None)
     return float(model.metadata["steps_per_s"])
 
 
@@ -111,6 +110,14 @@ def bench_predict(rows: int) -> float:
     start = time.perf_counter()
     task_model.predict_logits(x)
     return rows / (time.perf_counter() - start)
+
+
+def _phi_macs_per_row(config, n_tuples: int) -> int:
+    """Multiply-adds of phi on one row's ``n_tuples`` tuples: its first layer on z^t, its
+    hidden layers, and its last (linear) layer once after pooling."""
+    phi = list(config.phi_units)
+    return (n_tuples * config.order * phi[0] + n_tuples * sum(a * b for a, b in zip(phi[:-1], phi[1:]))
+            + phi[-1] * phi[-1])
 
 
 def predict_flops_per_row(config, n_features: int = D, n_support: int = 50, n_classes: int = 2) -> int:
@@ -141,8 +148,7 @@ def predict_flops_per_row(config, n_features: int = D, n_support: int = 50, n_cl
     tuples = feature_tuples(n_features, config.order, config.seed, config.max_tuples, config.min_tuples)
     t, u = len(tuples), count_multisets(tuples)
     phi = list(config.phi_units)
-    macs = t * config.order * phi[0] + t * sum(a * b for a, b in zip(phi[:-1], phi[1:]))
-    macs += phi[-1] * phi[-1]
+    macs = _phi_macs_per_row(config, t)
     if config.head == "binary":
         psi = [phi[-1] + int(config.feature_count_input), *config.psi_units, 1]
         macs += sum(a * b for a, b in zip(psi[:-1], psi[1:]))
@@ -165,7 +171,7 @@ def pretrain_flops_per_step(config, n_features: int = D, query_rows: int = PRETR
       + T m (r H0 + sum_i H_i H_(i+1) + H_last E)      h on each support row's tuples (m rows)
       + binary: 2 T m E + T (2E + 1) P0                the class means of h and phi's s^t W_s
         multiclass: m l H0 + T E P0                    v(y)'s part of h's first layer, s^t W_s,
-          + m (predict_flops_per_row's phi part)        Phi~ of every support row
+          + m (phi's part of predict_flops_per_row)     Phi~ of every support row
           + L m P_last                                  and the class prototypes
 
     with T tuples, H = h_units, E = embedding_dim, P = phi_units, l = label_dim and
@@ -184,8 +190,8 @@ def pretrain_flops_per_step(config, n_features: int = D, query_rows: int = PRETR
     if config.head == "binary":
         macs += 2 * t * m * e + t * (2 * e + 1) * phi[0]
     else:
-        phi_row = t * config.order * phi[0] + t * sum(a * b for a, b in zip(phi[:-1], phi[1:])) + phi[-1] ** 2
-        macs += m * config.label_dim * h[0] + t * e * phi[0] + m * phi_row + n_classes * m * phi[-1]
+        macs += (m * config.label_dim * h[0] + t * e * phi[0] + m * _phi_macs_per_row(config, t)
+                 + n_classes * m * phi[-1])
     forward = 2 * macs + query_rows * predict_flops_per_row(config, n_features, support_rows, n_classes)
     return 3 * forward
 
