@@ -113,11 +113,13 @@ def bench_predict(rows: int) -> float:
 
 
 def _phi_macs_per_row(config, n_tuples: int) -> int:
-    """Multiply-adds of phi on one row's ``n_tuples`` tuples: its first layer on z^t, its
-    hidden layers, and its last (linear) layer once after pooling."""
-    phi = list(config.phi_units)
-    return (n_tuples * config.order * phi[0] + n_tuples * sum(a * b for a, b in zip(phi[:-1], phi[1:]))
-            + phi[-1] * phi[-1])
+    """Multiply-adds of phi on one row's ``n_tuples`` tuples: its first layer on z^t (and on
+    e^t with linear evidence), its hidden layers, the weighted sum over tuples with tuple
+    attention, and its last (linear) layer once after pooling."""
+    phi, t = list(config.phi_units), n_tuples
+    first = t * config.order * phi[0] * (2 if config.linear_evidence else 1)
+    pooling = t * phi[-1] if config.tuple_attention else 0
+    return first + t * sum(a * b for a, b in zip(phi[:-1], phi[1:])) + pooling + phi[-1] * phi[-1]
 
 
 def predict_flops_per_row(config, n_features: int = D, n_support: int = 50, n_classes: int = 2) -> int:
@@ -128,8 +130,10 @@ def predict_flops_per_row(config, n_features: int = D, n_support: int = 50, n_cl
     branch (``DENNetwork.query_logits``) evaluates for the row:
 
         T r P0                      phi's first layer on each tuple's calibrated values z^t
+      + T r P0                      with linear evidence: the same on each tuple's terms e^t(z)
       + T sum_i P_i P_(i+1)         phi's hidden layers, on each tuple (P = phi_units)
-      + P_last^2                    phi's last (linear) layer, once after the mean over tuples
+      + T P_last                    with tuple attention: the weighted sum over tuples
+      + P_last^2                    phi's last (linear) layer, once after the pooling
       + binary: sum_j Q_j Q_(j+1)   psi (Q = P_last (+ 1 with feature_count_input), psi_units..., 1)
         multiclass: P_last L        the scores against the L = n_classes prototypes
       + local embedding (B = len(local_bandwidths) > 0): m d U for the squared distances to
@@ -139,7 +143,8 @@ def predict_flops_per_row(config, n_features: int = D, n_support: int = 50, n_cl
     with T = the task's number of feature tuples (``DEN.tuples``), U <= T the number of
     distinct feature multisets among them (the kernels are computed once per multiset) and
     r the order. The
-    support set's part (its embedding s^t and phi's s^t W_s, computed once per task) and
+    support set's part (its embedding s^t, phi's s^t W_s, tuple attention's weights, gated
+    pooling's gate and linear evidence's class means, computed once per task) and
     elementwise work (bias, ReLU, exp, log, the calibration's interpolation, the mean over
     tuples, gated pooling's log-mean-exp) are left out, so the achieved rate it gives is a lower bound.
     """
@@ -176,13 +181,17 @@ def pretrain_flops_per_step(config, n_features: int = D, query_rows: int = PRETR
 
     with T tuples, H = h_units, E = embedding_dim, P = phi_units, l = label_dim and
     L = n_classes, 2 FLOPs per multiply-add. The calibration's interpolation and elementwise
-    work are left out, as in ``predict_flops_per_row``. Counted for models without the local
-    embedding (the benchmark's paper model): its kernels are elementwise and data-dependent.
+    work are left out, as in ``predict_flops_per_row``. Counted for the paper's architecture
+    (the bench's model, ``feature_count_input`` allowed); a model with an option whose
+    per-task products this does not count is refused rather than miscounted.
     """
     from den.model.tuples import feature_tuples
 
-    if config.local_bandwidths:
-        raise ValueError("pretrain_flops_per_step counts models without local_bandwidths")
+    uncounted = [name for name in ("local_bandwidths", "tuple_attention", "gated_pooling", "linear_evidence")
+                 if getattr(config, name)]
+    if uncounted:
+        raise ValueError(f"pretrain_flops_per_step counts the paper's architecture; this model has "
+                         f"{', '.join(uncounted)}")
     t = len(feature_tuples(n_features, config.order, config.seed, config.max_tuples, config.min_tuples))
     h, e, phi = list(config.h_units), config.embedding_dim, list(config.phi_units)
     m = support_rows
