@@ -97,9 +97,10 @@ def main(argv=None) -> None:
         raise SystemExit(f"--model / --pretrain: {error}") from None
     missing = [wc.data_file(name) for name in names if not (ROOT / wc.data_file(name)).is_file()]
     if missing:
-        raise SystemExit(f"{len(missing)} task files are missing (e.g. {missing[0]}); build them with "
-                         f"snakemake --configfile config/corpus.yaml --config data_dir=../shared/datasets "
-                         f"-- {' '.join(missing[:3])} ...")
+        raise SystemExit(f"{len(missing)} task files are missing (e.g. {missing[0]}); build them (every "
+                         f"set of config/corpus.yaml, 2 minutes on 2 cores) with: snakemake --cores 2 "
+                         f"--configfile config/corpus.yaml --config data_dir=../shared/datasets "
+                         f"--until prepare_dataset")
     out = ROOT / "results" / "shipped_dev" / f"{args.name}.npz"
     print(f"{args.name}: {len(names)} datasets; model {model_params}; pretrain {pretrain_params}", flush=True)
     started = time.time()
