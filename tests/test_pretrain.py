@@ -205,41 +205,6 @@ def test_checkpoint_fingerprint_names_one_vs_rest_cuts_only_when_set():
     assert cut["pretrain"]["one_vs_rest_cuts"] == 2 and cut != plain
 
 
-def test_weight_decay_shrinks_only_the_network_weight_matrices_and_is_fingerprinted_when_set():
-    """AdamW's decoupled decay: a step with zero gradients leaves Adam's update at 0, so the
-    network's weight matrices shrink by exactly learning_rate * weight_decay of themselves,
-    while its biases and the PLFs' parameters (``calibration``) stay; weight_decay 0 is plain
-    Adam and, as for checkpoints written before the setting existed, not in the fingerprint."""
-    import tensorflow as tf
-
-    from den.model.den import DEN
-    from den.train.pretrain import _fingerprint, _optimizer
-
-    model = DEN(ModelConfig(**SMALL))
-    network = list(model.network.trainable_variables)
-    calibration = model.new_calibration(3, name="pretrain_calibration").variables_to_train
-    variables = network + calibration
-    config = PretrainConfig(learning_rate=0.01, weight_decay=5.0)
-    rng = np.random.default_rng(0)
-    for v in network:  # biases start at 0, where a wrong decay would not show
-        v.assign(rng.normal(size=v.shape).astype(v.dtype.as_numpy_dtype))
-    optimizer = _optimizer(config, variables, network)
-    before = [v.numpy().copy() for v in variables]
-    optimizer.apply_gradients([(tf.zeros_like(v), v) for v in variables])
-    matrices = 0
-    for v, old in zip(variables, before):
-        decayed = any(v is w for w in network) and len(v.shape) >= 2
-        matrices += decayed
-        np.testing.assert_allclose(v.numpy(), old * (0.95 if decayed else 1.0), rtol=1e-6, atol=1e-7)
-    assert 4 <= matrices < len(network) and any(np.abs(old).max() > 0 for old in before[len(network):])
-
-    tasks = make_tasks(1, seed=2, rows=(60, 60), features=(3, 3))
-    assert "weight_decay" not in _fingerprint(tasks, ModelConfig(**SMALL), PretrainConfig())["pretrain"]
-    assert _fingerprint(tasks, ModelConfig(**SMALL), config)["pretrain"]["weight_decay"] == 5.0
-    with pytest.raises(ValueError, match="weight_decay must be a finite number >= 0, got -1"):
-        PretrainConfig(weight_decay=-1.0)
-
-
 def test_progress_lines():
     import io
 

@@ -35,9 +35,6 @@ class PretrainConfig:
         covariates_min, covariates_max: C, the number of covariates sampled per step, is
             drawn uniformly from [covariates_min, min(d, covariates_max)].
         learning_rate: Adam's learning rate.
-        weight_decay: decoupled weight decay (AdamW, Loshchilov & Hutter) of the network's
-            weight matrices (not its biases, not the PLFs): each step shrinks them by
-            ``learning_rate * weight_decay`` of themselves. 0 (the paper) is plain Adam.
         flip_rate: probability that a sampled covariate is mirrored (u -> 1 - u on the unit
             scale) in an episode. 0 is the paper; > 0 teaches the network to read each
             feature's direction from the class-conditional embedding, which matters when
@@ -61,7 +58,6 @@ class PretrainConfig:
     covariates_min: int = 1
     covariates_max: int = 25
     learning_rate: float = 1e-3
-    weight_decay: float = 0.0
     flip_rate: float = 0.0
     multiclass_cuts: int = 0
     one_vs_rest_cuts: int = 0
@@ -82,8 +78,6 @@ class PretrainConfig:
             problems.append(f"covariates_min {self.covariates_min} > covariates_max {self.covariates_max}")
         if not _finite_positive(self.learning_rate):
             problems.append(f"learning_rate must be a finite number > 0, got {self.learning_rate}")
-        if not (math.isfinite(self.weight_decay) and self.weight_decay >= 0):
-            problems.append(f"weight_decay must be a finite number >= 0, got {self.weight_decay}")
         for name in ("multiclass_cuts", "one_vs_rest_cuts"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0, got {getattr(self, name)}")

@@ -126,9 +126,8 @@ def _fingerprint(tasks: list[Task], model_config: ModelConfig, config: PretrainC
     settings = config.to_dict()
     for name in ("steps", "checkpoint_every"):  # may change between runs of one checkpoint
         settings.pop(name)
-    for name in ("one_vs_rest_cuts", "weight_decay"):  # as checkpoints written before they existed
-        if not settings[name]:
-            settings.pop(name)
+    if not settings["one_vs_rest_cuts"]:  # as checkpoints written before the setting existed
+        settings.pop("one_vs_rest_cuts")
     data = hashlib.sha256()
     for t in tasks:
         data.update(np.ascontiguousarray(t.x).tobytes())
@@ -329,21 +328,6 @@ def _clear_checkpoint_dir(checkpoint_dir: Path) -> None:
             entry.unlink()
 
 
-def _optimizer(config: PretrainConfig, variables: list, network_variables: list):
-    """Adam over ``variables`` (the network's, then the PLFs' if trained), built; or AdamW
-    where ``config.weight_decay`` > 0, which then shrinks only the network's weight matrices
-    (``network_variables`` of rank >= 2), not its biases or the PLFs' parameters."""
-    if not config.weight_decay:
-        optimizer = tf_keras.optimizers.Adam(learning_rate=config.learning_rate)
-    else:
-        optimizer = tf_keras.optimizers.AdamW(learning_rate=config.learning_rate,
-                                              weight_decay=config.weight_decay)
-        decayed = {id(v) for v in network_variables if len(v.shape) >= 2}
-        optimizer.exclude_from_weight_decay(var_list=[v for v in variables if id(v) not in decayed])
-    optimizer.build(variables)
-    return optimizer
-
-
 def _pretrain(tasks, model_config: ModelConfig | None, config: PretrainConfig | None,
               checkpoint_dir: str | Path | None, progress, restart_other_run: bool) -> DEN:
     """``pretrain``'s work, with the lock of ``checkpoint_dir`` held."""
@@ -386,7 +370,8 @@ def _pretrain(tasks, model_config: ModelConfig | None, config: PretrainConfig | 
     variables = list(net.trainable_variables)
     if use_calibration:
         variables += calibration.variables_to_train
-    optimizer = _optimizer(config, variables, net.trainable_variables)
+    optimizer = tf_keras.optimizers.Adam(learning_rate=config.learning_rate)
+    optimizer.build(variables)
     step = tf.Variable(0, dtype=tf.int64, trainable=False, name="step")
     n_classes = tf.constant(2 if binary else model_config.max_classes, tf.int32)
 
