@@ -152,3 +152,44 @@ def test_a_missing_shipped_model_says_how_to_build_it(monkeypatch, tmp_path):
     with pytest.raises(DENModelError, match="gone.npz is missing; build it with `make shipped-model`"):
         shipped_model_path()
     assert shipped_model_path(finetune=True).is_file()
+
+
+def test_the_extra_real_tasks_leave_out_near_copies_and_restatements(monkeypatch):
+    """docs/benchmarks/rdatasets_more_dev.py (session 49) must not hand pre-training a copy of a
+    set that a model is scored on: a subset of a protected set's rows with its columns reordered
+    and one dropped is found, a set of other values is not; and a label's restatement (its
+    logarithm) is dropped from the features while a column that is not one stays."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    import pandas as pd
+
+    folder = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
+    sys.path.insert(0, str(folder))
+    try:
+        spec = importlib.util.spec_from_file_location("rdatasets_more_dev", folder / "rdatasets_more_dev.py")
+        dev = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(dev)
+    finally:
+        sys.path.remove(str(folder))
+    rng = np.random.default_rng(0)
+    protected = pd.DataFrame({"age": rng.normal(50, 10, 300).round(1), "income": rng.lognormal(10, 1, 300),
+                              "score": rng.uniform(0, 1, 300), "group": rng.integers(0, 3, 300)})
+    index = dev.CopyIndex()
+    index.add("tabular/protected", protected)
+    copy = protected.sample(240, random_state=1)[["score", "age", "group"]]
+    assert index.near_copy(copy) == "tabular/protected"
+    other = pd.DataFrame({"a": rng.normal(0, 1, 300), "b": rng.uniform(5, 9, 300),
+                          "c": rng.integers(0, 2, 300)})
+    assert index.near_copy(other) is None
+
+    size = rng.lognormal(3, 1, 400)
+    frame = pd.DataFrame({"rownames": np.arange(1, 401), "size": size, "log_size": np.log(size),
+                          "noise": rng.normal(0, 1, 400), "other": rng.normal(0, 1, 400),
+                          "kind": rng.choice(["x", "y"], 400), "id": [f"n{i}" for i in range(400)]})
+    assert dev.label_candidates(dev.clean(frame)) == ["size", "log_size", "noise", "other", "kind"]
+    monkeypatch.setattr(dev, "label_candidates", lambda table: ["size"])  # the draw, made certain
+    task, label = dev.build_task("rx_test_set", frame)
+    assert label == "size" and task.feature_names == ["noise", "other", "kind"]
+    assert task.n_classes == 2 and task.n_rows == 400 and abs(task.y.mean() - 0.5) < 0.01
