@@ -193,3 +193,15 @@ def test_the_extra_real_tasks_leave_out_near_copies_and_restatements(monkeypatch
     task, label = dev.build_task("rx_test_set", frame)
     assert label == "size" and task.feature_names == ["noise", "other", "kind"]
     assert task.n_classes == 2 and task.n_rows == 400 and abs(task.y.mean() - 0.5) < 0.01
+    monkeypatch.undo()
+
+    # --labels outcome: the documented formula's response first, else an outcome-named column of
+    # two values; follow-up times leave the features
+    study = pd.DataFrame({"futime": rng.exponential(100, 400), "status": rng.integers(0, 2, 400),
+                          "age": rng.normal(60, 8, 400), "dose": rng.normal(5, 1, 400),
+                          "bmi": rng.normal(25, 3, 400)})
+    assert dev.outcome_label(study, "fit <- lm(dose ~ age + bmi, data = study)") == "dose"
+    assert dev.outcome_label(study, "no model here") == "status"
+    assert dev.outcome_label(study.drop(columns="status"), "") is None
+    task, label = dev.build_task("rx_test_study", study, documentation="")
+    assert label == "status" and task.feature_names == ["age", "dose", "bmi"]
