@@ -160,19 +160,15 @@ def test_the_extra_real_tasks_leave_out_near_copies_and_restatements(monkeypatch
     and one dropped is found, a set of other values is not; and a label's restatement (its
     logarithm) is dropped from the features while a column that is not one stays."""
     import importlib.util
-    import sys
     from pathlib import Path
 
     import pandas as pd
 
     folder = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
-    sys.path.insert(0, str(folder))
-    try:
-        spec = importlib.util.spec_from_file_location("rdatasets_more_dev", folder / "rdatasets_more_dev.py")
-        dev = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(dev)
-    finally:
-        sys.path.remove(str(folder))
+    monkeypatch.syspath_prepend(str(folder))  # the script imports its neighbour rdatasets_dev
+    spec = importlib.util.spec_from_file_location("rdatasets_more_dev", folder / "rdatasets_more_dev.py")
+    dev = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dev)
     rng = np.random.default_rng(0)
     protected = pd.DataFrame({"age": rng.normal(50, 10, 300).round(1), "income": rng.lognormal(10, 1, 300),
                               "score": rng.uniform(0, 1, 300), "group": rng.integers(0, 3, 300)})
@@ -189,11 +185,12 @@ def test_the_extra_real_tasks_leave_out_near_copies_and_restatements(monkeypatch
                           "noise": rng.normal(0, 1, 400), "other": rng.normal(0, 1, 400),
                           "kind": rng.choice(["x", "y"], 400), "id": [f"n{i}" for i in range(400)]})
     assert dev.label_candidates(dev.clean(frame)) == ["size", "log_size", "noise", "other", "kind"]
+    drawn = dev.label_candidates
     monkeypatch.setattr(dev, "label_candidates", lambda table: ["size"])  # the draw, made certain
     task, label = dev.build_task("rx_test_set", frame)
     assert label == "size" and task.feature_names == ["noise", "other", "kind"]
     assert task.n_classes == 2 and task.n_rows == 400 and abs(task.y.mean() - 0.5) < 0.01
-    monkeypatch.undo()
+    monkeypatch.setattr(dev, "label_candidates", drawn)
 
     # --labels outcome: the documented formula's response first, else an outcome-named column of
     # two values; follow-up times leave the features

@@ -186,14 +186,6 @@ def make_label(values: pd.Series) -> pd.Series:
     return (values > present.median()).map({True: "above", False: "not above"}).where(values.notna())
 
 
-def rank_codes(values: pd.Series) -> pd.Series:
-    """Numbers as they are, anything else as codes in sorted order (for rank correlations)."""
-    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
-        return values.astype(float)
-    order = {v: i for i, v in enumerate(sorted(values.dropna().astype(str).unique()))}
-    return values.map(lambda v: np.nan if pd.isna(v) else order[str(v)])
-
-
 def outcome_label(frame: pd.DataFrame, documentation: str) -> str | None:
     """The ``--labels outcome`` rule's label column of a cleaned set, or None (module docstring)."""
     eligible = label_candidates(frame)
@@ -228,9 +220,11 @@ def build_task(name: str, frame: pd.DataFrame, documentation: str | None = None)
             return None, "no outcome label"
         frame = frame.drop(columns=[c for c in frame.columns if c != column and FOLLOW_UP.match(str(c))])
     frame = frame[frame[column].notna()]
-    source = rank_codes(frame[column])
+    from rdatasets_dev import codes  # numbers as they are, text as codes in sorted order
+
+    source = pd.Series(codes(frame[column]))
     restating = [c for c in frame.columns if c != column
-                 and abs(source.corr(rank_codes(frame[c]), method="spearman")) >= RESTATES]
+                 and abs(source.corr(pd.Series(codes(frame[c])), method="spearman")) >= RESTATES]
     table = frame.drop(columns=[column, *restating]).assign(_label=make_label(frame[column]).to_numpy())
     if len(table) > MAX_ROWS:
         table = table.iloc[np.sort(rng.choice(len(table), MAX_ROWS, replace=False))]
