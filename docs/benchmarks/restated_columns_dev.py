@@ -1,0 +1,154 @@
+"""Columns that restate another column on the support rows, dropped at fit time (issue 19, session 50).
+
+DEN reads features through quantile keypoints fitted on the support rows, so a column that is a
+monotone function of another (a logarithm beside its level, a square beside its age, a charge
+beside the minutes it is billed on) reaches the network as a copy of it. A forest does not care
+about copies; DEN's pooling over feature tuples does: every tuple that holds the copied feature
+counts twice as often, and tuples holding both copies spend their slots on one feature. Real
+tables hold such columns often (8 of the 32 unseen sets have a pair whose rank correlation over
+all rows is 0.99 or more).
+
+The candidate, ``restated_columns``: on the support rows only, columns are taken in table order,
+and one is dropped when the absolute value of its Spearman rank correlation with an earlier kept
+column is ``THRESHOLD`` (0.99) or more, computed over the rows where both are present (at least
+``MIN_COMMON`` of them). Columns constant on the support rows are left as they are (DEN handles
+them today). The query rows lose the same columns. Nothing else changes: a split where no column
+is dropped gets the very predictions of the default, so only such splits are fitted again.
+
+Scored on every split of the 32 unseen sets (``unseen_dev.splits``) and of the Task files of a
+directory (e.g. ``rdatasets_more_dev.py``'s 277 tasks, which the shipped models never saw), 3
+splits of 50 support rows each, seeded as ``unseen_dev`` seeds them. Each affected split gets the
+shipped model's default preset and "fast", with all columns and with the restated ones dropped.
+
+    python docs/benchmarks/restated_columns_dev.py RECORDS.jsonl --unseen        # resumes
+    python docs/benchmarks/restated_columns_dev.py RECORDS.jsonl --tasks DIR     # resumes
+    python docs/benchmarks/restated_columns_dev.py RECORDS.jsonl --report
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "workflow"))
+
+import corpus_dev  # noqa: E402
+import unseen_dev  # noqa: E402
+
+THRESHOLD = 0.99
+MIN_COMMON = 10
+PRESETS = ("default", "fast")
+
+
+def restated_columns(x_support: np.ndarray, threshold: float = THRESHOLD,
+                     min_common: int = MIN_COMMON) -> list[int]:
+    """Indices of the columns of x_support (n, d; NaN missing) that restate an earlier kept column:
+    |Spearman rho| >= threshold over the rows where both are present (>= min_common of them).
+    Columns constant on those rows have no correlation and are never dropped."""
+    frame = pd.DataFrame(np.asarray(x_support, dtype=float))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rho = frame.corr(method="spearman", min_periods=min_common).abs().to_numpy()
+    dropped, kept = [], []
+    for j in range(frame.shape[1]):
+        if any(np.isfinite(rho[i, j]) and rho[i, j] >= threshold for i in kept):
+            dropped.append(j)
+        else:
+            kept.append(j)
+    return dropped
+
+
+def task_splits(directory: Path, done: set[tuple]):
+    """(name, x, y, repeat, seed, support, query) of every split of every Task file in directory,
+    seeded as ``unseen_dev.splits`` seeds the unseen sets'."""
+    from den.data.tasks import Task
+    from den.evaluate import support_query_split
+    from den.experiments import split_seed
+
+    for path in sorted(directory.glob("*.npz")):
+        task = Task.load(path)
+        for repeat in range(unseen_dev.REPEATS):
+            if (task.name, repeat) in done:
+                continue
+            seed = split_seed(corpus_dev.EVAL_SEED, task.name, repeat)
+            support, query = support_query_split(task.y, corpus_dev.N_SUPPORT, seed, corpus_dev.MAX_QUERY)
+            yield task.name, task.x, task.y, repeat, seed, support, query
+
+
+def run(records: Path, splits) -> None:
+    """One JSON line per split: the columns dropped, and where any is, the AUC of each preset with
+    all columns (``den_P``) and without the dropped ones (``dropped_P``)."""
+    from den.api import DENClassifier
+    from den.evaluate import score
+
+    records.parent.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    with records.open("a") as handle:
+        for name, x, y, repeat, seed, support, query in splits:
+            dropped = restated_columns(x[support])
+            record = {"dataset": name, "repeat": repeat, "split_seed": seed, "features": x.shape[1],
+                      "dropped": dropped}
+            if dropped:
+                kept = [j for j in range(x.shape[1]) if j not in set(dropped)]
+                for preset in PRESETS:
+                    for column, cols in ((f"den_{preset}", slice(None)), (f"dropped_{preset}", kept)):
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            clf = DENClassifier(preset=preset).fit(x[support][:, cols], y[support],
+                                                                   X_unlabeled=x[query][:, cols])
+                            proba = clf.predict_proba(x[query][:, cols])[:, list(clf.classes_).index(1)]
+                        record[column] = score(y[query], np.column_stack([1 - proba, proba]))["auc"]
+            corpus_dev.write_record(handle, record, started)
+
+
+def report(records: Path) -> None:
+    """Per preset: the paired difference (dropped - all columns) over every set (0 where no split
+    drops a column) and over the sets where some split does, s.e. over sets."""
+    frame = pd.DataFrame([json.loads(line) for line in records.open()])
+    frame["affected"] = frame["dropped"].map(bool)
+    print(f"{records}: {frame['dataset'].nunique()} sets, {len(frame)} splits; a column dropped in "
+          f"{int(frame['affected'].sum())} splits of {frame[frame['affected']]['dataset'].nunique()} sets; "
+          f"columns dropped per affected split: median "
+          f"{frame[frame['affected']]['dropped'].map(len).median() if frame['affected'].any() else 0}")
+    for preset in PRESETS:
+        if f"den_{preset}" not in frame:
+            continue
+        diff = (frame[f"dropped_{preset}"] - frame[f"den_{preset}"]).fillna(0.0) * 100
+        per_set = diff.groupby(frame["dataset"]).mean()
+        touched = frame.groupby("dataset")["affected"].any()
+        print(f"  {preset:8s} every set: {unseen_dev.paired(per_set)}")
+        print(f"  {preset:8s} affected sets: {unseen_dev.paired(per_set[touched])}")
+        if preset == "default":
+            print("  per affected set (AUC x 100):", ", ".join(
+                f"{name} {value:+.2f}" for name, value in per_set[touched].sort_values().items()))
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("records", type=Path)
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--unseen", action="store_true", help="the 32 unseen sets (unseen_dev.GROUPS)")
+    mode.add_argument("--tasks", type=Path, metavar="DIR", help="every Task .npz in DIR")
+    mode.add_argument("--report", action="store_true")
+    args = parser.parse_args(argv)
+    if args.report:
+        report(args.records)
+        return
+    done = corpus_dev.recorded(args.records) if args.records.exists() else set()
+    if args.unseen:
+        splits = (s for group in unseen_dev.GROUPS for s in unseen_dev.splits(done, group))
+    else:
+        splits = task_splits(args.tasks, done)
+    run(args.records, splits)
+
+
+if __name__ == "__main__":
+    main()
