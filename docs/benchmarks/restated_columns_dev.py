@@ -22,7 +22,7 @@ shipped model's default preset and "fast", with all columns and with the restate
 
     python docs/benchmarks/restated_columns_dev.py RECORDS.jsonl --unseen        # resumes
     python docs/benchmarks/restated_columns_dev.py RECORDS.jsonl --tasks DIR     # resumes
-    python docs/benchmarks/restated_columns_dev.py RECORDS.jsonl --report
+    python docs/benchmarks/restated_columns_dev.py RECORDS.jsonl [MORE.jsonl ...] --report   # read together
 """
 
 from __future__ import annotations
@@ -109,12 +109,17 @@ def run(records: Path, splits) -> None:
             corpus_dev.write_record(handle, record, started)
 
 
-def report(records: Path) -> None:
+def report(records: list[Path]) -> None:
     """Per preset: the paired difference (dropped - all columns) over every set (0 where no split
-    drops a column) and over the sets where some split does, s.e. over sets."""
-    frame = pd.DataFrame([json.loads(line) for line in records.open()])
+    drops a column) and over the sets where some split does, s.e. over sets; several records files
+    are read as one."""
+    frame = pd.DataFrame([{**json.loads(line), "records": str(path)} for path in records
+                          for line in path.open()])
+    # a set of two files (the same table with another label) is another task
+    frame["dataset"] = frame["dataset"] + (" (" + frame["records"] + ")" if len(records) > 1 else "")
     frame["affected"] = frame["dropped"].map(bool)
-    print(f"{records}: {frame['dataset'].nunique()} sets, {len(frame)} splits; a column dropped in "
+    print(f"{', '.join(map(str, records))}: {frame['dataset'].nunique()} sets, {len(frame)} splits; "
+          f"a column dropped in "
           f"{int(frame['affected'].sum())} splits of {frame[frame['affected']]['dataset'].nunique()} sets; "
           f"columns dropped per affected split: median "
           f"{frame[frame['affected']]['dropped'].map(len).median() if frame['affected'].any() else 0}")
@@ -133,7 +138,7 @@ def report(records: Path) -> None:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("records", type=Path)
+    parser.add_argument("records", type=Path, nargs="+", help="one records file (several with --report)")
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--unseen", action="store_true", help="the 32 unseen sets (unseen_dev.GROUPS)")
     mode.add_argument("--tasks", type=Path, metavar="DIR", help="every Task .npz in DIR")
@@ -142,6 +147,9 @@ def main(argv=None) -> None:
     if args.report:
         report(args.records)
         return
+    if len(args.records) > 1:
+        parser.error("one records file to write; several only with --report")
+    args.records = args.records[0]
     done = corpus_dev.recorded(args.records) if args.records.exists() else set()
     if args.unseen:
         splits = (s for group in unseen_dev.GROUPS for s in unseen_dev.splits(done, group))
