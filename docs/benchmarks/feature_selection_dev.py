@@ -1,0 +1,135 @@
+"""The default preset on a subset of the features chosen by cross-validation on the support rows
+(issue 19, session 50's second try).
+
+Session 43's diagnostic on fertil2 found that DEN on a few strong columns matches or beats the
+forest, and that the weaker columns cost DEN 5-8 AUC and the forest almost nothing: the pooled
+evidence is diluted by the tuples that hold only weak columns. The feature counts of the old
+"strong" preset (PLF fine-tuning) chose a subset by cross-validation; the default preset since
+session 9 (the PLF-free model, network adaptation) never did, and no subset rule was read on the
+unseen sets.
+
+The candidate: the support rows are dealt into ``FOLDS`` stratified folds
+(``den.train.finetune.stratified_folds``, seed 0). Each candidate (all features, or the k most
+informative for each k in ``COUNTS`` below d: ``den.train.finetune.informative_features``,
+ranked on each fold's training rows) is fitted with preset "fast" (the shipped model unadapted:
+milliseconds) on the training rows and scored by the log loss of the held-out rows.
+``den.train.finetune.choose_features`` with tolerance 1 keeps all features unless a subset's
+mean held-out loss is below theirs by more than one standard error of the fold-by-fold
+difference. The chosen subset (ranked on all 50 support rows) is then fitted with the default
+preset and with "fast". Where all features are kept, the predictions are the default's, so only
+the splits where a subset is chosen are fitted again.
+
+    python docs/benchmarks/feature_selection_dev.py RECORDS.jsonl --unseen       # resumes
+    python docs/benchmarks/feature_selection_dev.py RECORDS.jsonl --tasks DIR    # resumes
+    python docs/benchmarks/feature_selection_dev.py RECORDS.jsonl [MORE.jsonl ...] --report
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "workflow"))
+
+import corpus_dev  # noqa: E402
+import restated_columns_dev  # noqa: E402
+import unseen_dev  # noqa: E402
+
+COUNTS = (3, 6, 10)
+FOLDS = 5
+TOLERANCE = 1.0
+PRESETS = ("default", "fast")
+
+
+def _class1(clf, x: np.ndarray) -> np.ndarray:
+    return clf.predict_proba(x)[:, list(clf.classes_).index(1)]
+
+
+def chosen_features(x_support: np.ndarray, y_support: np.ndarray,
+                    x_unlabeled: np.ndarray) -> list[int] | None:
+    """The candidate's choice on one support set (binary y 0/1): None for all features, else the
+    sorted column indices of the chosen k most informative ones."""
+    from den.api import DENClassifier
+    from den.train.finetune import choose_features, informative_features, stratified_folds
+
+    d = x_support.shape[1]
+    counts = [None, *[k for k in COUNTS if k < d]]
+    if len(counts) == 1:
+        return None
+    folds = stratified_folds(y_support, FOLDS, np.random.default_rng(0))
+    held_out = np.zeros((FOLDS, len(counts)))
+    for j in range(FOLDS):
+        train, test = folds != j, folds == j
+        for c, count in enumerate(counts):
+            cols = np.arange(d) if count is None else informative_features(x_support[train], y_support[train],
+                                                                            count)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                clf = DENClassifier(preset="fast").fit(x_support[train][:, cols], y_support[train],
+                                                       X_unlabeled=x_unlabeled[:, cols])
+                p = np.clip(_class1(clf, x_support[test][:, cols]), 1e-6, 1 - 1e-6)
+            y = y_support[test]
+            held_out[j, c] = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+    count = counts[choose_features(held_out, TOLERANCE)]
+    if count is None:
+        return None
+    return informative_features(x_support, y_support, count).tolist()
+
+
+def run(records: Path, splits) -> None:
+    """One JSON line per split: the chosen columns (``dropped`` lists the others, for
+    ``restated_columns_dev.report``), and where a subset is chosen, each preset's AUC with all
+    columns (``den_P``) and with the subset (``dropped_P``)."""
+    from den.api import DENClassifier
+    from den.evaluate import score
+
+    records.parent.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    with records.open("a") as handle:
+        for name, x, y, repeat, seed, support, query in splits:
+            chosen = chosen_features(x[support], y[support], x[query])
+            dropped = [] if chosen is None else [j for j in range(x.shape[1]) if j not in set(chosen)]
+            record = {"dataset": name, "repeat": repeat, "split_seed": seed, "features": x.shape[1],
+                      "chosen": chosen, "dropped": dropped}
+            if dropped:
+                for preset in PRESETS:
+                    for column, cols in ((f"den_{preset}", slice(None)), (f"dropped_{preset}", chosen)):
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            clf = DENClassifier(preset=preset).fit(x[support][:, cols], y[support],
+                                                                   X_unlabeled=x[query][:, cols])
+                            proba = _class1(clf, x[query][:, cols])
+                        record[column] = score(y[query], np.column_stack([1 - proba, proba]))["auc"]
+            corpus_dev.write_record(handle, record, started)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("records", type=Path, nargs="+", help="one records file (several with --report)")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--unseen", action="store_true", help="the 32 unseen sets (unseen_dev.GROUPS)")
+    mode.add_argument("--tasks", type=Path, metavar="DIR", help="every Task .npz in DIR")
+    mode.add_argument("--report", action="store_true")
+    args = parser.parse_args(argv)
+    if args.report:  # the same columns as restated_columns_dev's records: its report reads them
+        restated_columns_dev.report(args.records)
+        return
+    if len(args.records) > 1:
+        parser.error("one records file to write; several only with --report")
+    records = args.records[0]
+    done = corpus_dev.recorded(records) if records.exists() else set()
+    if args.unseen:
+        splits = (s for group in unseen_dev.GROUPS for s in unseen_dev.splits(done, group))
+    else:
+        splits = restated_columns_dev.task_splits(args.tasks, done)
+    run(records, splits)
+
+
+if __name__ == "__main__":
+    main()
