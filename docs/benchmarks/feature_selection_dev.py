@@ -15,7 +15,8 @@ ranked on each fold's training rows) is fitted with preset "fast" (the shipped m
 milliseconds) on the training rows and scored by the log loss of the held-out rows.
 ``den.train.finetune.choose_features`` with tolerance 1 keeps all features unless a subset's
 mean held-out loss is below theirs by more than one standard error of the fold-by-fold
-difference. The chosen subset (ranked on all 50 support rows) is then fitted with the default
+difference. All features are kept, too, where a class has a single support row (a fold would train
+on one class). The chosen subset (ranked on all 50 support rows) is then fitted with the default
 preset and with "fast". Where all features are kept, the predictions are the default's, so only
 the splits where a subset is chosen are fitted again.
 
@@ -63,6 +64,8 @@ def chosen_features(x_support: np.ndarray, y_support: np.ndarray,
     if len(counts) == 1:
         return None
     folds = stratified_folds(y_support, FOLDS, np.random.default_rng(0))
+    if any(len(np.unique(y_support[folds != j])) < 2 for j in range(FOLDS)):
+        return None  # a class of one row: some fold trains on one class, nothing to compare
     held_out = np.zeros((FOLDS, len(counts)))
     for j in range(FOLDS):
         train, test = folds != j, folds == j
