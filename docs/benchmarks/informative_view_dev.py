@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "workflow"))
 
 import corpus_dev  # noqa: E402
 import restated_columns_dev  # noqa: E402
-from feature_selection_dev import _class1 as class1  # noqa: E402
 import unseen_dev  # noqa: E402
+from feature_selection_dev import _class1 as class1  # noqa: E402
 
 TOP = 6
 PRESETS = ("default", "fast")
