@@ -27,10 +27,8 @@ the splits where a subset is chosen are fitted again.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -39,8 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "workflow"))
 
 import corpus_dev  # noqa: E402
-import restated_columns_dev  # noqa: E402
-import unseen_dev  # noqa: E402
+from restated_columns_dev import auc, class1_proba, command  # noqa: E402
 
 COUNTS = (3, 6, 10)
 FOLDS = 5
@@ -48,15 +45,10 @@ TOLERANCE = 1.0
 PRESETS = ("default", "fast")
 
 
-def _class1(clf, x: np.ndarray) -> np.ndarray:
-    return clf.predict_proba(x)[:, list(clf.classes_).index(1)]
-
-
 def chosen_features(x_support: np.ndarray, y_support: np.ndarray,
                     x_unlabeled: np.ndarray) -> list[int] | None:
     """The candidate's choice on one support set (binary y 0/1): None for all features, else the
     sorted column indices of the chosen k most informative ones."""
-    from den.api import DENClassifier
     from den.train.finetune import choose_features, informative_features, stratified_folds
 
     d = x_support.shape[1]
@@ -72,11 +64,8 @@ def chosen_features(x_support: np.ndarray, y_support: np.ndarray,
         for c, count in enumerate(counts):
             cols = np.arange(d) if count is None else informative_features(x_support[train], y_support[train],
                                                                             count)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                clf = DENClassifier(preset="fast").fit(x_support[train][:, cols], y_support[train],
-                                                       X_unlabeled=x_unlabeled[:, cols])
-                p = np.clip(_class1(clf, x_support[test][:, cols]), 1e-6, 1 - 1e-6)
+            p = np.clip(class1_proba("fast", x_support[train][:, cols], y_support[train],
+                                     x_support[test][:, cols], x_unlabeled[:, cols]), 1e-6, 1 - 1e-6)
             y = y_support[test]
             held_out[j, c] = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
     count = counts[choose_features(held_out, TOLERANCE)]
@@ -89,9 +78,6 @@ def run(records: Path, splits) -> None:
     """One JSON line per split: the chosen columns (``dropped`` lists the others, for
     ``restated_columns_dev.report``), and where a subset is chosen, each preset's AUC with all
     columns (``den_P``) and with the subset (``dropped_P``)."""
-    from den.api import DENClassifier
-    from den.evaluate import score
-
     records.parent.mkdir(parents=True, exist_ok=True)
     started = time.time()
     with records.open("a") as handle:
@@ -103,36 +89,13 @@ def run(records: Path, splits) -> None:
             if dropped:
                 for preset in PRESETS:
                     for column, cols in ((f"den_{preset}", slice(None)), (f"dropped_{preset}", chosen)):
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore")
-                            clf = DENClassifier(preset=preset).fit(x[support][:, cols], y[support],
-                                                                   X_unlabeled=x[query][:, cols])
-                            proba = _class1(clf, x[query][:, cols])
-                        record[column] = score(y[query], np.column_stack([1 - proba, proba]))["auc"]
+                        proba = class1_proba(preset, x[support][:, cols], y[support], x[query][:, cols])
+                        record[column] = auc(y[query], proba)
             corpus_dev.write_record(handle, record, started)
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("records", type=Path, nargs="+", help="one records file (several with --report)")
-    mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--unseen", action="store_true", help="the 32 unseen sets (unseen_dev.GROUPS)")
-    mode.add_argument("--tasks", type=Path, metavar="DIR", help="every Task .npz in DIR")
-    mode.add_argument("--report", action="store_true")
-    args = parser.parse_args(argv)
-    if args.report:  # the same columns as restated_columns_dev's records: its report reads them
-        restated_columns_dev.report(args.records)
-        return
-    if len(args.records) > 1:
-        parser.error("one records file to write; several only with --report")
-    records = args.records[0]
-    done = corpus_dev.recorded(records) if records.exists() else set()
-    if args.unseen:
-        splits = (s for group in unseen_dev.GROUPS for s in unseen_dev.splits(done, group))
-    else:
-        splits = restated_columns_dev.task_splits(args.tasks, done)
-    run(records, splits)
-
+    command(__doc__.splitlines()[0], run, argv)
 
 if __name__ == "__main__":
     main()

@@ -83,12 +83,30 @@ def task_splits(directory: Path, done: set[tuple]):
             yield task.name, task.x, task.y, repeat, seed, support, query
 
 
+def class1_proba(preset: str, x_support: np.ndarray, y_support: np.ndarray, x_query: np.ndarray,
+                 x_unlabeled: np.ndarray | None = None) -> np.ndarray:
+    """(m,) class-1 probabilities of the query rows from the shipped model fitted on the support
+    rows with ``preset``, the query rows (or x_unlabeled) passed as unlabelled rows, as
+    ``unseen_dev`` fits; its input warnings silenced."""
+    from den.api import DENClassifier
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = DENClassifier(preset=preset).fit(x_support, y_support,
+                                               X_unlabeled=x_query if x_unlabeled is None else x_unlabeled)
+        return clf.predict_proba(x_query)[:, list(clf.classes_).index(1)]
+
+
+def auc(y: np.ndarray, proba: np.ndarray) -> float:
+    """The AUC of class-1 probabilities, as ``den.evaluate.score`` computes it."""
+    from den.evaluate import score
+
+    return score(y, np.column_stack([1 - proba, proba]))["auc"]
+
+
 def run(records: Path, splits) -> None:
     """One JSON line per split: the columns dropped, and where any is, the AUC of each preset with
     all columns (``den_P``) and without the dropped ones (``dropped_P``)."""
-    from den.api import DENClassifier
-    from den.evaluate import score
-
     records.parent.mkdir(parents=True, exist_ok=True)
     started = time.time()
     with records.open("a") as handle:
@@ -100,12 +118,8 @@ def run(records: Path, splits) -> None:
                 kept = [j for j in range(x.shape[1]) if j not in set(dropped)]
                 for preset in PRESETS:
                     for column, cols in ((f"den_{preset}", slice(None)), (f"dropped_{preset}", kept)):
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore")
-                            clf = DENClassifier(preset=preset).fit(x[support][:, cols], y[support],
-                                                                   X_unlabeled=x[query][:, cols])
-                            proba = clf.predict_proba(x[query][:, cols])[:, list(clf.classes_).index(1)]
-                        record[column] = score(y[query], np.column_stack([1 - proba, proba]))["auc"]
+                        proba = class1_proba(preset, x[support][:, cols], y[support], x[query][:, cols])
+                        record[column] = auc(y[query], proba)
             corpus_dev.write_record(handle, record, started)
 
 
@@ -136,8 +150,11 @@ def report(records: list[Path]) -> None:
                 f"{name} {value:+.2f}" for name, value in per_set[touched].sort_values().items()))
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def command(description: str, run_splits, argv=None) -> None:
+    """The command line of the column-rule scripts: score ``run_splits(records, splits)`` on the
+    unseen sets (``--unseen``) or a directory's Task files (``--tasks``), resuming, or ``--report``
+    their records (several files read as one)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("records", type=Path, nargs="+", help="one records file (several with --report)")
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--unseen", action="store_true", help="the 32 unseen sets (unseen_dev.GROUPS)")
@@ -149,14 +166,17 @@ def main(argv=None) -> None:
         return
     if len(args.records) > 1:
         parser.error("one records file to write; several only with --report")
-    args.records = args.records[0]
-    done = corpus_dev.recorded(args.records) if args.records.exists() else set()
+    records = args.records[0]
+    done = corpus_dev.recorded(records) if records.exists() else set()
     if args.unseen:
         splits = (s for group in unseen_dev.GROUPS for s in unseen_dev.splits(done, group))
     else:
         splits = task_splits(args.tasks, done)
-    run(args.records, splits)
+    run_splits(records, splits)
 
+
+def main(argv=None) -> None:
+    command(__doc__.splitlines()[0], run, argv)
 
 if __name__ == "__main__":
     main()
