@@ -97,5 +97,6 @@ def run(records: Path, splits) -> None:
 def main(argv=None) -> None:
     command(__doc__.splitlines()[0], run, argv)
 
+
 if __name__ == "__main__":
     main()

@@ -178,5 +178,6 @@ def command(description: str, run_splits, argv=None) -> None:
 def main(argv=None) -> None:
     command(__doc__.splitlines()[0], run, argv)
 
+
 if __name__ == "__main__":
     main()
