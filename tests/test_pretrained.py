@@ -202,3 +202,34 @@ def test_the_extra_real_tasks_leave_out_near_copies_and_restatements(monkeypatch
     assert dev.outcome_label(study.drop(columns="status"), "") is None
     task, label = dev.build_task("rx_test_study", study, documentation="")
     assert label == "status" and task.feature_names == ["age", "dose", "bmi"]
+
+
+def test_the_column_rule_tries_drop_monotone_copies_only_and_skip_one_row_classes(monkeypatch):
+    """docs/benchmarks/restated_columns_dev.py (session 50) drops a column that a monotone map of an
+    earlier one restates (rising or falling, missing values aside) and keeps an unrelated column and
+    a constant one; feature_selection_dev.py keeps all features, without fitting anything, where a
+    class has a single support row (a cross-validation fold would train on one class)."""
+    import importlib.util
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
+    monkeypatch.syspath_prepend(str(folder))  # the scripts import their neighbours
+
+    def load(name):
+        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    restated, selection = load("restated_columns_dev"), load("feature_selection_dev")
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=50), rng.normal(size=50)
+    log_copy = np.log(a + 10.0)
+    log_copy[:3] = np.nan  # a copy with a few values missing is still a copy
+    x = np.column_stack([a, b, log_copy, -a ** 3, np.full(50, 2.0), b + 0.8 * rng.normal(size=50)])
+    assert restated.restated_columns(x) == [2, 3]
+    assert restated.restated_columns(x[:, [1, 5]]) == []  # correlated (about 0.8) is not restated
+
+    y = np.zeros(50, dtype=int)
+    y[7] = 1
+    assert selection.chosen_features(x, y, x) is None

@@ -28,7 +28,6 @@ the splits where a subset is chosen are fitted again.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -36,8 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "workflow"))
 
-import corpus_dev  # noqa: E402
-from restated_columns_dev import auc, class1_proba, command  # noqa: E402
+from restated_columns_dev import class1_proba, command, on_columns, run_rule  # noqa: E402
 
 COUNTS = (3, 6, 10)
 FOLDS = 5
@@ -74,24 +72,17 @@ def chosen_features(x_support: np.ndarray, y_support: np.ndarray,
     return informative_features(x_support, y_support, count).tolist()
 
 
+def rule(x_support: np.ndarray, y_support: np.ndarray, x_query: np.ndarray):
+    """This script's rule for ``restated_columns_dev.run_rule``: the chosen columns (``dropped``
+    lists the others), each preset refitted on them."""
+    chosen = chosen_features(x_support, y_support, x_query)
+    dropped = [] if chosen is None else [j for j in range(x_support.shape[1]) if j not in set(chosen)]
+    return {"chosen": chosen, "dropped": dropped}, on_columns(chosen, x_support, y_support, x_query)
+
+
 def run(records: Path, splits) -> None:
-    """One JSON line per split: the chosen columns (``dropped`` lists the others, for
-    ``restated_columns_dev.report``), and where a subset is chosen, each preset's AUC with all
-    columns (``den_P``) and with the subset (``dropped_P``)."""
-    records.parent.mkdir(parents=True, exist_ok=True)
-    started = time.time()
-    with records.open("a") as handle:
-        for name, x, y, repeat, seed, support, query in splits:
-            chosen = chosen_features(x[support], y[support], x[query])
-            dropped = [] if chosen is None else [j for j in range(x.shape[1]) if j not in set(chosen)]
-            record = {"dataset": name, "repeat": repeat, "split_seed": seed, "features": x.shape[1],
-                      "chosen": chosen, "dropped": dropped}
-            if dropped:
-                for preset in PRESETS:
-                    for column, cols in ((f"den_{preset}", slice(None)), (f"dropped_{preset}", chosen)):
-                        proba = class1_proba(preset, x[support][:, cols], y[support], x[query][:, cols])
-                        record[column] = auc(y[query], proba)
-            corpus_dev.write_record(handle, record, started)
+    """One JSON line per split (``restated_columns_dev.run_rule`` with ``rule``)."""
+    run_rule(records, splits, rule)
 
 
 def main(argv=None) -> None:

@@ -18,7 +18,6 @@ or fewer are left as they are (their predictions are the default's and are not f
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -26,35 +25,32 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "workflow"))
 
-import corpus_dev  # noqa: E402
-from restated_columns_dev import auc, class1_proba, command  # noqa: E402
+from restated_columns_dev import class1_proba, command, run_rule  # noqa: E402
 
 TOP = 6
 PRESETS = ("default", "fast")
 
 
-def run(records: Path, splits) -> None:
-    """One JSON line per split: the informative view's columns (``dropped`` lists the others, for
-    ``restated_columns_dev.report``), and where d > TOP, each preset's AUC on all columns
-    (``den_P``) and averaged with the view (``dropped_P``)."""
+def rule(x_support: np.ndarray, y_support: np.ndarray, x_query: np.ndarray):
+    """This script's rule for ``restated_columns_dev.run_rule``: the view's columns (``dropped``
+    lists the others; none where d <= TOP), and each preset's probabilities averaged with the
+    preset's on the view."""
     from den.train.finetune import informative_features
 
-    records.parent.mkdir(parents=True, exist_ok=True)
-    started = time.time()
-    with records.open("a") as handle:
-        for name, x, y, repeat, seed, support, query in splits:
-            d = x.shape[1]
-            view = informative_features(x[support], y[support], TOP).tolist() if d > TOP else None
-            record = {"dataset": name, "repeat": repeat, "split_seed": seed, "features": d, "view": view,
-                      "dropped": [] if view is None else [j for j in range(d) if j not in set(view)]}
-            if view is not None:
-                for preset in PRESETS:
-                    probas = [class1_proba(preset, x[support][:, cols], y[support], x[query][:, cols])
-                              for cols in (slice(None), view)]
-                    averaged = np.mean(probas, axis=0)
-                    for column, proba in ((f"den_{preset}", probas[0]), (f"dropped_{preset}", averaged)):
-                        record[column] = auc(y[query], proba)
-            corpus_dev.write_record(handle, record, started)
+    d = x_support.shape[1]
+    view = informative_features(x_support, y_support, TOP).tolist() if d > TOP else None
+    fields = {"view": view, "dropped": [] if view is None else [j for j in range(d) if j not in set(view)]}
+
+    def candidate(preset, proba):
+        on_view = class1_proba(preset, x_support[:, view], y_support, x_query[:, view])
+        return np.mean([proba, on_view], axis=0)
+
+    return fields, candidate
+
+
+def run(records: Path, splits) -> None:
+    """One JSON line per split (``restated_columns_dev.run_rule`` with ``rule``)."""
+    run_rule(records, splits, rule)
 
 
 def main(argv=None) -> None:

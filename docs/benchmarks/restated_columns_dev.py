@@ -104,23 +104,44 @@ def auc(y: np.ndarray, proba: np.ndarray) -> float:
     return score(y, np.column_stack([1 - proba, proba]))["auc"]
 
 
-def run(records: Path, splits) -> None:
-    """One JSON line per split: the columns dropped, and where any is, the AUC of each preset with
-    all columns (``den_P``) and without the dropped ones (``dropped_P``)."""
+def run_rule(records: Path, splits, rule) -> None:
+    """Score a fit-time column rule on every split of ``splits`` and append one JSON line each.
+
+    ``rule(x_support, y_support, x_query)`` returns ``(fields, candidate)``: ``fields`` is a dict
+    of what the rule chose, holding at least ``dropped`` (the columns it leaves out; [] where it
+    leaves the default's predictions as they are), and ``candidate(preset, proba)`` gives the
+    rule's (m,) class-1 probabilities, ``proba`` being the preset's on all columns. Where anything
+    is dropped, the record holds each preset's AUC on all columns (``den_P``) and the rule's
+    (``dropped_P``), as ``report`` reads them."""
     records.parent.mkdir(parents=True, exist_ok=True)
     started = time.time()
     with records.open("a") as handle:
         for name, x, y, repeat, seed, support, query in splits:
-            dropped = restated_columns(x[support])
-            record = {"dataset": name, "repeat": repeat, "split_seed": seed, "features": x.shape[1],
-                      "dropped": dropped}
-            if dropped:
-                kept = [j for j in range(x.shape[1]) if j not in set(dropped)]
+            fields, candidate = rule(x[support], y[support], x[query])
+            record = {"dataset": name, "repeat": repeat, "split_seed": seed, "features": x.shape[1], **fields}
+            if fields["dropped"]:
                 for preset in PRESETS:
-                    for column, cols in ((f"den_{preset}", slice(None)), (f"dropped_{preset}", kept)):
-                        proba = class1_proba(preset, x[support][:, cols], y[support], x[query][:, cols])
-                        record[column] = auc(y[query], proba)
+                    proba = class1_proba(preset, x[support], y[support], x[query])
+                    record[f"den_{preset}"] = auc(y[query], proba)
+                    record[f"dropped_{preset}"] = auc(y[query], candidate(preset, proba))
             corpus_dev.write_record(handle, record, started)
+
+
+def on_columns(columns: list[int], x_support: np.ndarray, y_support: np.ndarray, x_query: np.ndarray):
+    """A ``run_rule`` candidate: each preset refitted on ``columns`` alone."""
+    return lambda preset, _: class1_proba(preset, x_support[:, columns], y_support, x_query[:, columns])
+
+
+def rule(x_support: np.ndarray, y_support: np.ndarray, x_query: np.ndarray):
+    """This script's rule for ``run_rule``: the restated columns dropped."""
+    dropped = restated_columns(x_support)
+    kept = [j for j in range(x_support.shape[1]) if j not in set(dropped)]
+    return {"dropped": dropped}, on_columns(kept, x_support, y_support, x_query)
+
+
+def run(records: Path, splits) -> None:
+    """One JSON line per split (``run_rule`` with ``rule``)."""
+    run_rule(records, splits, rule)
 
 
 def report(records: list[Path]) -> None:
