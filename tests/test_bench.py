@@ -29,6 +29,7 @@ def test_bench_keeps_its_keys_and_adds_fit_times_and_the_predict_limit_ratio(mon
     monkeypatch.setattr(bench, "cold_predict_seconds", lambda preset, reps: cold_seconds[preset])
     monkeypatch.setattr(bench, "bench_predict_default", lambda rows: 4321.0)
     monkeypatch.setattr(bench, "predict_cli_peak_rss_mb", lambda rows: 765.4321)
+    monkeypatch.setattr(bench, "import_seconds", lambda reps: 3.456)
     assert bench.main(["--quick"]) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert list(result) == STABLE_KEYS + ["finetune_seconds_default", "finetune_seconds_paper",
@@ -37,7 +38,9 @@ def test_bench_keeps_its_keys_and_adds_fit_times_and_the_predict_limit_ratio(mon
                                           "finetune_seconds_fast", "cold_predict_seconds_default",
                                           "cold_predict_seconds_fast", "cold_predict_seconds_paper",
                                           "predict_rows_per_s_default", "predict_cli_1m_peak_rss_mb",
-                                          "pretrain_limit_ratio", "pretrain_layer_ratio"]
+                                          "pretrain_limit_ratio", "pretrain_layer_ratio",
+                                          "import_seconds"]
+    assert result["import_seconds"] == 3.46
     assert result["predict_rows_per_s_default"] == 4321.0 and result["predict_cli_1m_peak_rss_mb"] == 765.4
     assert result["cold_predict_seconds_default"] == 5.25 and result["finetune_seconds_fast"] == 0.01
     assert result["finetune_seconds_paper"] == 1.5 and result["quick"] is True
@@ -79,6 +82,24 @@ def test_cold_predict_names_the_preset_and_the_commands_error_when_it_fails(monk
                         bench.subprocess.CompletedProcess(command, 2, "", "den predict: error: boom\n"))
     with pytest.raises(RuntimeError, match=r"--preset paper` exited with 2: den predict: error: boom"):
         bench.cold_predict_seconds("paper", reps=1)
+
+
+def test_import_seconds_times_fresh_processes_that_import_den_fitting(monkeypatch):
+    """Each timed run is a fresh interpreter importing ``den.fitting`` (what ``den predict``
+    imports before it fits); the figure is the median, and a failed import is named."""
+    calls, clock = [], iter([0.0, 5.0, 10.0, 13.0, 20.0, 24.0, 30.0, 31.0])
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: next(clock))
+
+    def run(command, capture_output, text):
+        calls.append(command)
+        return bench.subprocess.CompletedProcess(command, 0, "", "")
+    monkeypatch.setattr(bench.subprocess, "run", run)
+    assert bench.import_seconds(reps=3) == 4.0  # runs of 5, 3 and 4 s
+    assert calls == [[bench.sys.executable, "-c", "import den.fitting"]] * 3
+    monkeypatch.setattr(bench.subprocess, "run", lambda command, capture_output, text:
+                        bench.subprocess.CompletedProcess(command, 1, "", "ModuleNotFoundError: x\n"))
+    with pytest.raises(RuntimeError, match=r"`import den.fitting` exited with 1: ModuleNotFoundError"):
+        bench.import_seconds(reps=1)
 
 
 def test_cli_peak_memory_is_that_of_a_den_predict_process_on_a_query_file(monkeypatch):

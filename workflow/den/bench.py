@@ -51,6 +51,11 @@ Keys (stable, so figures can be compared over time):
                             pretrain_steps_per_s x pretrain_flops_per_step() / matmul rate,
                             the same reading for pre-training as predict_limit_ratio
     pretrain_layer_ratio    the same over layer_matmul_gflops
+    import_seconds          wall seconds of a fresh Python process that imports what ``den
+                            predict`` imports before it fits (``den.fitting``: TensorFlow,
+                            tf_keras and Lattice), start to finish; the median of 3 (1 with
+                            --quick): the part of the cold_predict_seconds figures that no
+                            preset changes
 Other timings exclude TensorFlow's one-off tracing of the compiled functions.
 """
 
@@ -264,6 +269,20 @@ def cold_predict_seconds(preset: str, reps: int = 3) -> float:
     return float(np.median(times))
 
 
+def import_seconds(reps: int = 3) -> float:
+    """Median wall seconds of a fresh ``python -c "import den.fitting"`` process: the imports a
+    cold ``den predict`` pays before its fit (TensorFlow, tf_keras and Lattice)."""
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run = subprocess.run([sys.executable, "-c", "import den.fitting"], capture_output=True, text=True)
+        times.append(time.perf_counter() - start)
+        if run.returncode != 0:
+            raise RuntimeError(f"`import den.fitting` exited with {run.returncode}: "
+                               f"{run.stderr.strip() or '(no message)'}")
+    return float(np.median(times))
+
+
 def _write_csvs(directory, x_support: np.ndarray, y_support: np.ndarray, x_query: np.ndarray) -> None:
     """support.csv (columns x0..x{d-1} and target) and query.csv (x0..x{d-1}) in ``directory``,
     the files a ``den predict`` command of the bench reads."""
@@ -392,6 +411,7 @@ def main(argv=None) -> int:
     pretrain_flops = result["pretrain_steps_per_s"] * pretrain_flops_per_step(_config())
     result["pretrain_limit_ratio"] = round(pretrain_flops / (matmul_rate * 1e9), 4)
     result["pretrain_layer_ratio"] = round(pretrain_flops / (layer_rate * 1e9), 4)
+    result["import_seconds"] = round(import_seconds(reps), 2)
     print(json.dumps(result))
     return 0
 
