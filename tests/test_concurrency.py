@@ -168,3 +168,37 @@ def _tensorflow_chatter(stderr: str) -> list[str]:
     """TensorFlow's C++ log lines in ``stderr`` ("I0000 00:00:17958.. 5852 port.cc:153] oneDNN
     ..."), not a Python warning another library may print."""
     return re.findall(r"(?m)^[IWEF]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] .*$", stderr)
+
+
+def test_tensorflow_pools_take_omp_num_threads_unless_their_own_variables_are_set():
+    """``OMP_NUM_THREADS`` (what Snakemake sets to a job's ``threads``) sizes both of
+    TensorFlow's pools where their own variables are not set; those win, and a value that is
+    not a positive whole number changes nothing."""
+    from den._tf import THREAD_VARIABLES, threads_from_environment
+
+    environ = {"OMP_NUM_THREADS": "1"}
+    assert threads_from_environment(environ) == dict.fromkeys(THREAD_VARIABLES, "1")
+    assert environ == {"OMP_NUM_THREADS": "1", **dict.fromkeys(THREAD_VARIABLES, "1")}
+    environ = {"OMP_NUM_THREADS": "3", "TF_NUM_INTRAOP_THREADS": "4"}
+    assert threads_from_environment(environ) == {"TF_NUM_INTEROP_THREADS": "3"}
+    assert environ["TF_NUM_INTRAOP_THREADS"] == "4"
+    for value in ("", "0", "-2", "two", "1.5"):
+        environ = {"OMP_NUM_THREADS": value}
+        assert threads_from_environment(environ) == {} and environ == {"OMP_NUM_THREADS": value}
+    assert threads_from_environment({}) == {}
+
+
+def test_a_process_given_one_thread_runs_tensorflow_on_fewer_threads_than_one_given_six():
+    """The environment variable reaches TensorFlow's runtime: after a matrix product, a process
+    with OMP_NUM_THREADS=6 holds at least ten threads more than one with OMP_NUM_THREADS=1 (two
+    pools of 6 against two of 1)."""
+    code = ("import os\nfrom den._tf import tf\nx = tf.random.normal((64, 64))\n(x @ x).numpy()\n"
+            "print(len(os.listdir('/proc/self/task')))")
+    counts = {}
+    for threads in ("1", "6"):
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("TF_NUM_")}
+        environ["OMP_NUM_THREADS"] = threads
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environ,
+                             check=True)
+        counts[threads] = int(run.stdout.strip().splitlines()[-1])
+    assert counts["6"] >= counts["1"] + 10, counts

@@ -9,6 +9,14 @@ TensorFlow's C++ start-up chatter (no CUDA driver, CPU features) would drown pro
 lines and logs; unless ``TF_CPP_MIN_LOG_LEVEL`` is set by the user (not inherited from a
 parent process of den's), it is silenced while TensorFlow loads (set ``TF_CPP_MIN_LOG_LEVEL=0``
 to see it).
+
+TensorFlow sizes its two thread pools (intra-op and inter-op) to every core of the machine
+unless ``TF_NUM_INTRAOP_THREADS`` / ``TF_NUM_INTEROP_THREADS`` say otherwise, and ignores
+``OMP_NUM_THREADS``, the variable that numpy's BLAS reads and that Snakemake sets to each job's
+``threads`` (as many cluster setups do). Where ``OMP_NUM_THREADS`` is a positive whole number and
+a pool's own variable is not set, the pool takes that many threads (``threads_from_environment``),
+so that a workflow job declared with one thread uses one: two such jobs on 2 cores otherwise run
+four pool threads that spin against each other (session 51, ``docs/benchmarks/speed.md``).
 """
 
 import contextlib
@@ -16,6 +24,23 @@ import os
 import sys
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+
+THREAD_VARIABLES = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS")
+
+
+def threads_from_environment(environ=os.environ) -> dict[str, str]:
+    """Set each of TensorFlow's ``THREAD_VARIABLES`` that ``environ`` lacks to
+    ``OMP_NUM_THREADS`` where that is a positive whole number; return what was set (read by
+    TensorFlow when its runtime starts, so call it before the first TensorFlow operation)."""
+    threads = environ.get("OMP_NUM_THREADS", "").strip()
+    if not (threads.isdigit() and int(threads) > 0):
+        return {}
+    added = {name: str(int(threads)) for name in THREAD_VARIABLES if name not in environ}
+    environ.update(added)
+    return added
+
+
+threads_from_environment()
 
 
 @contextlib.contextmanager
