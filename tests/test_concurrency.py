@@ -182,7 +182,7 @@ def test_tensorflow_pools_take_omp_num_threads_unless_their_own_variables_are_se
     environ = {"OMP_NUM_THREADS": "3", "TF_NUM_INTRAOP_THREADS": "4"}
     assert threads_from_environment(environ) == {"TF_NUM_INTEROP_THREADS": "3"}
     assert environ["TF_NUM_INTRAOP_THREADS"] == "4"
-    for value in ("", "0", "-2", "two", "1.5"):
+    for value in ("", "0", "-2", "two", "1.5", "\u00b2"):  # "²" is a digit to str.isdigit
         environ = {"OMP_NUM_THREADS": value}
         assert threads_from_environment(environ) == {} and environ == {"OMP_NUM_THREADS": value}
     assert threads_from_environment({}) == {}

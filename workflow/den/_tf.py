@@ -15,8 +15,11 @@ unless ``TF_NUM_INTRAOP_THREADS`` / ``TF_NUM_INTEROP_THREADS`` say otherwise, an
 ``OMP_NUM_THREADS``, the variable that numpy's BLAS reads and that Snakemake sets to each job's
 ``threads`` (as many cluster setups do). Where ``OMP_NUM_THREADS`` is a positive whole number and
 a pool's own variable is not set, the pool takes that many threads (``threads_from_environment``),
-so that a workflow job declared with one thread uses one: two such jobs on 2 cores otherwise run
-four pool threads that spin against each other (session 51, ``docs/benchmarks/speed.md``).
+so that a workflow job declared with one thread uses one, on a cluster as on 2 cores where two
+jobs otherwise ran four pool threads, and a job's numbers do not change with the machine's
+number of cores (more threads split TensorFlow's sums differently; session 51,
+``docs/benchmarks/speed.md``: up to 1.9 points on a default-config table mean, and 3% less job
+time).
 """
 
 import contextlib
@@ -33,7 +36,7 @@ def threads_from_environment(environ=os.environ) -> dict[str, str]:
     ``OMP_NUM_THREADS`` where that is a positive whole number; return what was set (read by
     TensorFlow when its runtime starts, so call it before the first TensorFlow operation)."""
     threads = environ.get("OMP_NUM_THREADS", "").strip()
-    if not (threads.isdigit() and int(threads) > 0):
+    if not (threads.isascii() and threads.isdigit() and int(threads) > 0):  # not "²", "1.5", "-2"
         return {}
     added = {name: str(int(threads)) for name in THREAD_VARIABLES if name not in environ}
     environ.update(added)
