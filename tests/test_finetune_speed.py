@@ -12,7 +12,7 @@ import den.train.finetune as finetune_module
 from den._tf import tf, tf_keras
 from den.data.synthetic import make_task
 from den.model.config import ModelConfig
-from den.model.den import DEN, adam_update
+from den.model.den import DEN, adam_step_size, adam_update
 from den.model.task_model import TaskModel
 from den.pretrained import shipped_model_path
 from den.train.episodes import halve_support
@@ -243,8 +243,8 @@ def test_adam_update_is_tf_keras_adam_to_the_bit():
     for step in range(1, 8):
         grad = tf.constant((rng.normal(size=(4, 3)) * 10.0 ** rng.integers(-4, 2)).astype(np.float32))
         optimizer.apply_gradients([(grad, variable)])
-        value, m, v = adam_update(value, grad, m, v, tf.constant(0.01, tf.float32),
-                                  tf.constant(step, tf.float32))
+        alpha = adam_step_size(tf.constant(0.01, tf.float32), tf.constant(step, tf.float32))
+        value, m, v = adam_update(value, grad, m, v, alpha)
         np.testing.assert_array_equal(value.numpy(), variable.numpy())
 
 

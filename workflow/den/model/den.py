@@ -59,21 +59,26 @@ EAGER_TUPLE_ROWS = 1 << 18
 ADAM_BETA_1, ADAM_BETA_2, ADAM_EPSILON = 0.9, 0.999, 1e-7
 
 
-def adam_update(variable, gradient, m, v, learning_rate, local_step):
+def adam_step_size(learning_rate, local_step):
+    """Adam's bias-corrected step size alpha = learning_rate sqrt(1 - beta_2^t) / (1 - beta_1^t)
+    (float32 scalars; ``local_step`` t is the optimizer's iterations + 1, 1 at the first step):
+    the same for every variable of one step, so a step over many variables computes it once."""
+    beta_1_power = tf.pow(tf.cast(ADAM_BETA_1, tf.float32), local_step)
+    beta_2_power = tf.pow(tf.cast(ADAM_BETA_2, tf.float32), local_step)
+    return learning_rate * tf.sqrt(1 - beta_2_power) / (1 - beta_1_power)
+
+
+def adam_update(variable, gradient, m, v, alpha):
     """One step of tf_keras's Adam (dense gradient, no amsgrad, no weight decay): the same
     float32 operations in the same order, as pure tensors.
 
     Args:
         variable, gradient, m, v: tensors of one shape (m, v: the first and second moments).
-        learning_rate: float32 scalar; local_step: float32 scalar, the optimizer's
-            iterations + 1 (1 at the first step).
+        alpha: float32 scalar, ``adam_step_size`` of the step.
 
     Returns:
         (new variable, new m, new v); the caller applies the variable's constraint.
     """
-    beta_1_power = tf.pow(tf.cast(ADAM_BETA_1, tf.float32), local_step)
-    beta_2_power = tf.pow(tf.cast(ADAM_BETA_2, tf.float32), local_step)
-    alpha = learning_rate * tf.sqrt(1 - beta_2_power) / (1 - beta_1_power)
     m = m + (gradient - m) * (1 - ADAM_BETA_1)
     v = v + (tf.square(gradient) - v) * (1 - ADAM_BETA_2)
     return variable - (m * alpha) / (tf.sqrt(v) + ADAM_EPSILON), m, v
@@ -268,11 +273,11 @@ class DEN:
                     tf.gather(unit, query), tf.gather(y, query), tf.gather(unit, support),
                     tf.gather(y, support), *params[:2], step_tuples, n_classes, *params[2:])
                 t = tf.cast(step + 1, tf.float32)  # the optimizers' iterations + 1
+                alphas = (adam_step_size(learning_rate, t), adam_step_size(output_learning_rate, t))
                 new_params, new_moments = [], []
                 for j, (param, grad) in enumerate(zip(params, grads)):
                     old = (param, *moments[2 * j:2 * j + 2])
-                    new = adam_update(*old[:1], grad, *old[1:],
-                                      learning_rate if j < 2 else output_learning_rate, t)
+                    new = adam_update(*old[:1], grad, *old[1:], alphas[0] if j < 2 else alphas[1])
                     if project[j] is not None:
                         new = (project[j](new[0]), *new[1:])
                     learns = updates[i] if j < 2 else tf.logical_and(updates[i], learn_output)
@@ -309,9 +314,10 @@ class DEN:
                                  y_query, n_classes)
             grads = tape.gradient(loss, network_variables,
                                   unconnected_gradients=tf.UnconnectedGradients.ZERO)
+            alpha = adam_step_size(learning_rate, local_step)
             for j, (variable, grad) in enumerate(zip(network_variables, grads)):
                 m, v = self._network_moments[2 * j:2 * j + 2]
-                value, m_new, v_new = adam_update(variable, grad, m, v, learning_rate, local_step)
+                value, m_new, v_new = adam_update(variable, grad, m, v, alpha)
                 variable.assign(value)
                 m.assign(m_new)
                 v.assign(v_new)

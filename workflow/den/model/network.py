@@ -233,12 +233,13 @@ class DENNetwork(tf.Module):
             logk = tf.where(is_self, -1e30, -dist / (2.0 * b * b))
             top = tf.stop_gradient(tf.reduce_max(logk, axis=1, keepdims=True))
             k = tf.exp(logk - top)  # (m, m, T), 0 on the diagonal
-            sums = tf.einsum("jc,ijt->ict", labels, k)  # (m, 2, T)
+            sums = tf.matmul(tf.transpose(labels)[None], k)  # (m, 2, T): each class's kernel sums
             if self.config.kernel_pseudo_rows:
                 ratio = _shrunk_log_ratio(sums, top, counts[:, :, None], self.config.kernel_pseudo_rows)
             else:
                 logs = tf.math.log(sums + 1e-30) - tf.math.log(tf.maximum(counts, 1.0))[:, :, None]
-                ratio = logs[:, 1] - logs[:, 0]
+                log_0, log_1 = tf.unstack(logs, axis=1)  # (not slices: their gradients are full-size)
+                ratio = log_1 - log_0
             ratio = tf.clip_by_value(ratio, -5.0, 5.0)  # (m, T)
             ratio = tf.where(tf.reduce_min(counts, axis=1, keepdims=True) > 0, ratio, 0.0)
             out.append(tf.tensordot(signed, ratio, axes=[[0], [0]]) / scale)
@@ -271,9 +272,11 @@ class DENNetwork(tf.Module):
                                           self.config.kernel_pseudo_rows)
             else:
                 logs = tf.math.log(sums + 1e-30) - tf.math.log(tf.maximum(counts, 1.0))[None, :, None]
-                ratio = logs[:, 1] - logs[:, 0]
+                log_0, log_1 = tf.unstack(logs, axis=1)
+                ratio = log_1 - log_0
             ratio = tf.where(tf.reduce_min(counts) > 0, ratio, 0.0)
-            level = tf.math.log(sums[:, 0] + sums[:, 1] + 1e-30) + top[:, 0, :] \
+            sums_0, sums_1 = tf.unstack(sums, axis=1)
+            level = tf.math.log(sums_0 + sums_1 + 1e-30) + top[:, 0, :] \
                 - tf.math.log(tf.cast(m, tf.float32))
             out += [tf.clip_by_value(ratio, -10.0, 10.0), tf.maximum(level, -10.0)]
         return tf.gather(tf.stack(out, axis=2), index, axis=1)  # (n, U, 2B) -> (n, T, 2B)
