@@ -226,6 +226,7 @@ class DENNetwork(tf.Module):
             scale = 5.0
         else:  # the mean over rows, in the arithmetic the models pre-trained with it used
             signed, scale = sign, 5.0 * tf.cast(m, tf.float32)
+        class_rows = tf.transpose(labels)[None]  # (1, 2, m)
         out = []
         for b in self.config.local_bandwidths:
             # a row never scores itself: its own log kernel is -1e30, so the scale of the others
@@ -233,7 +234,7 @@ class DENNetwork(tf.Module):
             logk = tf.where(is_self, -1e30, -dist / (2.0 * b * b))
             top = tf.stop_gradient(tf.reduce_max(logk, axis=1, keepdims=True))
             k = tf.exp(logk - top)  # (m, m, T), 0 on the diagonal
-            sums = tf.matmul(tf.transpose(labels)[None], k)  # (m, 2, T): each class's kernel sums
+            sums = tf.matmul(class_rows, k)  # (m, 2, T): each class's kernel sums
             if self.config.kernel_pseudo_rows:
                 ratio = _shrunk_log_ratio(sums, top, counts[:, :, None], self.config.kernel_pseudo_rows)
             else:
@@ -261,12 +262,13 @@ class DENNetwork(tf.Module):
         dist = _tuple_sq_distances(z, z_support, multisets)  # (n, m, U)
         labels = _class_columns(y_support)  # (m, 2)
         counts = tf.reduce_sum(labels, axis=0)  # (2,)
+        class_rows = tf.transpose(labels)[None]  # (1, 2, m)
         out = []
         for b in self.config.local_bandwidths:
             logk = -dist / (2.0 * b * b)
             top = tf.stop_gradient(tf.reduce_max(logk, axis=1, keepdims=True))
             k = tf.exp(logk - top)
-            sums = tf.matmul(tf.transpose(labels)[None], k)  # (n, 2, T): class-0 and class-1 kernel sums
+            sums = tf.matmul(class_rows, k)  # (n, 2, T): class-0 and class-1 kernel sums
             if self.config.kernel_pseudo_rows:
                 ratio = _shrunk_log_ratio(sums, top[:, 0, None, :], counts[None, :, None],
                                           self.config.kernel_pseudo_rows)
