@@ -233,15 +233,15 @@ class DENNetwork(tf.Module):
             # (top) comes from the nearest other row, however far
             logk = tf.where(is_self, -1e30, -dist / (2.0 * b * b))
             top = tf.stop_gradient(tf.reduce_max(logk, axis=1, keepdims=True))
-            k = tf.exp(logk - top)  # (m, m, T), 0 on the diagonal
-            sums = tf.matmul(class_rows, k)  # (m, 2, T): each class's kernel sums
+            k = tf.exp(logk - top)  # (m, m, U), 0 on the diagonal
+            sums = tf.matmul(class_rows, k)  # (m, 2, U): each class's kernel sums
             if self.config.kernel_pseudo_rows:
                 ratio = _shrunk_log_ratio(sums, top, counts[:, :, None], self.config.kernel_pseudo_rows)
             else:
                 logs = tf.math.log(sums + 1e-30) - tf.math.log(tf.maximum(counts, 1.0))[:, :, None]
                 log_0, log_1 = tf.unstack(logs, axis=1)  # (not slices: their gradients are full-size)
                 ratio = log_1 - log_0
-            ratio = tf.clip_by_value(ratio, -5.0, 5.0)  # (m, T)
+            ratio = tf.clip_by_value(ratio, -5.0, 5.0)  # (m, U)
             ratio = tf.where(tf.reduce_min(counts, axis=1, keepdims=True) > 0, ratio, 0.0)
             out.append(tf.tensordot(signed, ratio, axes=[[0], [0]]) / scale)
         return tf.gather(tf.stack(out, axis=1), index)  # (U, B) -> (T, B)
@@ -268,7 +268,7 @@ class DENNetwork(tf.Module):
             logk = -dist / (2.0 * b * b)
             top = tf.stop_gradient(tf.reduce_max(logk, axis=1, keepdims=True))
             k = tf.exp(logk - top)
-            sums = tf.matmul(class_rows, k)  # (n, 2, T): class-0 and class-1 kernel sums
+            sums = tf.matmul(class_rows, k)  # (n, 2, U): class-0 and class-1 kernel sums
             if self.config.kernel_pseudo_rows:
                 ratio = _shrunk_log_ratio(sums, top[:, 0, None, :], counts[None, :, None],
                                           self.config.kernel_pseudo_rows)
